@@ -1,0 +1,59 @@
+"""The one convergence rule shared by probes and runs (DESIGN.md §7 *Time and counts*).
+
+The metric is evaluated on a fixed set every ``eval_every`` iterations (and at iteration 0).
+The target counts as reached at the first evaluation whose loss is ≤ target *and* whose next
+evaluation is also ≤ target; TTC is the cluster clock at that first evaluation. Confirming with
+one more evaluation rejects single noisy dips without the lag of a moving average.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from worker.workloads import Workload
+
+EVAL_SAMPLES = 1024
+DIVERGENCE_FACTOR = 3.0
+
+
+class Evaluator:
+    """Mean loss of the global model on a fixed, seed-independent set of samples."""
+
+    def __init__(self, workload: Workload, metric: str) -> None:
+        if metric == "train_loss":
+            self.x, self.y = workload.train_x[:EVAL_SAMPLES], workload.train_y[:EVAL_SAMPLES]
+        else:
+            self.x, self.y = workload.eval_x[:EVAL_SAMPLES], workload.eval_y[:EVAL_SAMPLES]
+        self.loss_fn = workload.loss_fn
+
+    @torch.no_grad()
+    def __call__(self, model: torch.nn.Module) -> float:
+        return float(self.loss_fn(model(self.x), self.y))
+
+
+@dataclass
+class ConvergenceRule:
+    target: float
+    candidate: tuple[int, float] | None = None  # (iteration, seconds) of an unconfirmed crossing
+    reached: tuple[int, float] | None = None
+    initial_loss: float | None = None
+    diverged: bool = False
+
+    def observe(self, iteration: int, seconds: float, loss: float) -> bool:
+        """Record one evaluation; True when training should stop (confirmed or diverged)."""
+        if self.initial_loss is None:
+            self.initial_loss = loss
+        if not math.isfinite(loss) or loss > DIVERGENCE_FACTOR * self.initial_loss + 1.0:
+            self.diverged = True
+            return True
+        if loss <= self.target:
+            if self.candidate is not None:
+                self.reached = self.candidate
+                return True
+            self.candidate = (iteration, seconds)
+        else:
+            self.candidate = None
+        return False

@@ -1,0 +1,93 @@
+"""The simulated clock: compute and communication seconds for N nodes × D devices.
+
+Compute follows the device profile (or this machine's measurement for ``cpu``); communication
+uses the α–β model (latency α per message, bandwidth β per byte) with the standard collective
+costs: ring all-reduce 2(W−1)/W·M/β + 2(W−1)·α (Thakur et al. 2005), a two-level reduction for
+hierarchical schemes, and a parameter server that serialises pushes (contention grows with g).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from worker.simulated.calibration import ModelCost
+from worker.simulated.profiles import GPU_PROFILES
+from worker.spec import ClusterSpec
+
+GBPS = 1e9 / 8  # bytes per second in one Gb/s
+
+
+class Hardware:
+    """Seconds for the pieces of a step on one simulated cluster; owns the jitter RNG."""
+
+    def __init__(self, cluster: ClusterSpec, cost: ModelCost, seed: int) -> None:
+        self.cluster = cluster
+        self.cost = cost
+        self.rng = np.random.default_rng(seed + 7919)
+        self.device = None if cluster.device.name == "cpu" else GPU_PROFILES[cluster.device.name]
+        self._slow_until: dict[int, int] = {}
+        self._step = 0
+
+    # -- compute -----------------------------------------------------------------------------
+    def base_compute_seconds(self, batch: int) -> float:
+        """Forward + backward + update of ``batch`` samples on one device at speed 1."""
+        if batch <= 0:
+            return 0.0
+        if self.device is None:
+            return self.cost.cpu_fixed_seconds + self.cost.cpu_per_sample_seconds * batch
+        d = self.device
+        efficiency = d.max_efficiency * batch / (batch + d.half_batch)
+        return d.launch_seconds * self.cost.layers + self.cost.flops_per_sample * batch / (
+            d.peak_flops * efficiency
+        )
+
+    def device_speed(self, device: int) -> float:
+        return self.cluster.speed_of_node(device // self.cluster.devices_per_node)
+
+    def compute_seconds(self, batches: list[int], devices: list[int]) -> np.ndarray:
+        """Jittered compute seconds of each device for its batch this step (stragglers included)."""
+        base = np.array([self.base_compute_seconds(b) for b in batches])
+        speed = np.array([self.device_speed(d) for d in devices])
+        noise = np.exp(self.rng.normal(0.0, self.cluster.jitter, len(devices)))
+        return base / speed * noise * self._disturbance(devices)
+
+    def _disturbance(self, devices: list[int]) -> np.ndarray:
+        """Random temporary slowdowns (DBS's robustness test): each device may slow for a while."""
+        factor = np.ones(len(devices))
+        spec = self.cluster.disturbance
+        if spec is None:
+            return factor
+        self._step += 1
+        for i, device in enumerate(devices):
+            if self._slow_until.get(device, 0) > self._step:
+                factor[i] = spec.slowdown
+            elif self.rng.random() < spec.probability:
+                self._slow_until[device] = self._step + spec.duration_steps
+                factor[i] = spec.slowdown
+        return factor
+
+    # -- communication -------------------------------------------------------------------------
+    def link(self, spans_nodes: bool) -> tuple[float, float]:
+        """(bytes/second, latency seconds) of the slowest link a collective crosses."""
+        net = self.cluster.network
+        if spans_nodes:
+            return net.inter_gbps * GBPS, net.latency_us * 1e-6
+        return net.intra_gbps * GBPS, net.intra_latency_us * 1e-6
+
+    def ring_allreduce_seconds(self, workers: int, spans_nodes: bool, nbytes: int | None = None) -> float:
+        """2(W−1)/W · M/β + 2(W−1) · α."""
+        if workers <= 1:
+            return 0.0
+        nbytes = self.cost.parameter_bytes if nbytes is None else nbytes
+        bandwidth, latency = self.link(spans_nodes)
+        return 2 * (workers - 1) / workers * nbytes / bandwidth + 2 * (workers - 1) * latency
+
+    def flat_allreduce_seconds(self, nodes: int, devices_per_node: int) -> float:
+        """One ring over every device; with several nodes the inter-node link bounds it."""
+        return self.ring_allreduce_seconds(nodes * devices_per_node, spans_nodes=nodes > 1)
+
+    def transfer_seconds(self, spans_nodes: bool = True, nbytes: int | None = None) -> float:
+        """One point-to-point message of the model (e.g. a push to the parameter server)."""
+        nbytes = self.cost.parameter_bytes if nbytes is None else nbytes
+        bandwidth, latency = self.link(spans_nodes)
+        return nbytes / bandwidth + latency
