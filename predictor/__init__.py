@@ -1,0 +1,20 @@
+"""Pure modelling and search: types, hardware/statistical efficiency models, the optimizer.
+
+Imports numpy, scipy and optuna only (DESIGN.md §3).
+"""
+
+from predictor.search import ColdStartSearch, TargetUnreachable
+from predictor.ttc_model import predict_ttc
+from predictor.types import Budget, Config, Plan, Prediction, ProbeResult, SearchSpace
+
+__all__ = [
+    "Budget",
+    "ColdStartSearch",
+    "Config",
+    "Plan",
+    "Prediction",
+    "ProbeResult",
+    "SearchSpace",
+    "TargetUnreachable",
+    "predict_ttc",
+]

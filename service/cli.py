@@ -1,0 +1,213 @@
+"""The ``ttc`` command line (DESIGN.md §7 *CLI*).
+
+Exit codes: 0 plan/run reached, 1 internal error, 2 bad spec or config, 3 target not reachable
+within the budget.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from predictor import TargetUnreachable
+from service.db import Database
+from service.orchestration import Progress, StudyRunner
+from service.run_configs import ConfigArgumentError, execute_configs, parse_config_argument
+from service.settings import get_settings
+from worker.spec import SpecError, load_spec
+
+EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_UNREACHABLE = 0, 1, 2, 3
+
+app = typer.Typer(add_completion=False, help="Find the training configuration that converges soonest.")
+err = Console(stderr=True)
+out = Console()
+
+SpecArg = Annotated[Path, typer.Argument(help="job spec, YAML or JSON")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="machine-readable output only")]
+
+
+def _fail(code: int, message: str) -> typer.Exit:
+    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    return typer.Exit(code)
+
+
+def _emit(payload: Any, as_json: bool, out_file: Path | None = None) -> None:
+    text = json.dumps(payload, indent=2, default=_json_default)
+    if out_file is not None:
+        out_file.write_text(text + "\n")
+    if as_json:
+        print(text)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _show_progress(progress: Progress) -> None:
+    last = progress.last
+    status = "diverged" if last and last.diverged else ("failed" if last and last.error else "ok")
+    best = f"{progress.best_ttc:.4g}s" if math.isfinite(progress.best_ttc) else "—"
+    err.print(
+        f"probe {progress.probes_done}/{progress.max_probes} "
+        f"[dim]{last.config.key() if last else ''}[/] {status} · best predicted TTC {best} · "
+        f"{progress.elapsed:.0f}s elapsed",
+        highlight=False,
+    )
+
+
+@app.command()
+def tune(
+    spec_path: SpecArg,
+    as_json: JsonOpt = False,
+    out_file: Annotated[Path | None, typer.Option("--out", help="also write the plan here")] = None,
+) -> None:
+    """Probe the search space and print the plan with the lowest predicted time to convergence."""
+    try:
+        spec = load_spec(spec_path)
+    except SpecError as exc:
+        raise _fail(EXIT_BAD_INPUT, f"invalid spec {spec_path}:\n{exc}") from None
+    settings = get_settings()
+    db = Database(settings.database_url)
+    db.create_schema()
+    show = None if as_json or not sys.stderr.isatty() else _show_progress
+    runner = StudyRunner(db, settings.ray_address, on_progress=show)
+    study_id = runner.submit(spec)
+    if not as_json:
+        err.print(f"study {study_id} · recorded in {settings.database_url}", highlight=False)
+    try:
+        plan = runner.run(study_id)
+    except TargetUnreachable as exc:
+        raise _fail(EXIT_UNREACHABLE, str(exc)) from None
+    payload = plan.to_dict()
+    _emit(payload, as_json, out_file)
+    if not as_json:
+        _print_plan(payload)
+
+
+def _print_plan(plan: dict[str, Any]) -> None:
+    config, predicted, baseline = plan["config"], plan["predicted"], plan["baseline"]
+    speedup = baseline["predicted_ttc_seconds"] / predicted["ttc_seconds"]
+    out.print(f"[bold]Plan for study {plan['study_id']}[/]", highlight=False)
+    out.print(
+        f"  config     {config['strategy']} · {config['nodes']}×{config['devices_per_node']} devices · "
+        f"g={config['groups']} · batch {config['batch_size']}/device · lr {config['lr']:.4g} · "
+        f"momentum {config['momentum']:.2g} · {config['optimizer']}",
+        highlight=False,
+    )
+    out.print(
+        f"  predicted  TTC {predicted['ttc_seconds']:.4g}s (80%: {predicted['ttc_low']:.4g}–"
+        f"{predicted['ttc_high']:.4g}s) = {predicted['seconds_per_iteration']:.3g} s/it × "
+        f"{predicted['iterations']:.0f} it",
+        highlight=False,
+    )
+    out.print(
+        f"  baseline   sync, lr {baseline['config']['lr']:.4g}, momentum 0.9: "
+        f"{baseline['predicted_ttc_seconds']:.4g}s → speedup {speedup:.2f}×",
+        highlight=False,
+    )
+    out.print(
+        f"  probes     {plan['probes']['count']} · {plan['probes']['cluster_seconds']:.4g} cluster-seconds",
+        highlight=False,
+    )
+
+
+@app.command()
+def run(
+    spec_path: SpecArg,
+    config: Annotated[str, typer.Option("--config", help="plan file, config JSON/file, or a JSON list")],
+    max_seconds: Annotated[float, typer.Option(help="cluster seconds before giving up")] = math.inf,
+    max_iterations: Annotated[int, typer.Option(help="iterations before giving up")] = 100_000,
+    with_baseline: Annotated[bool, typer.Option(help="with a plan, also run its baseline")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Train configurations to the target and print the measured time to convergence."""
+    try:
+        spec = load_spec(spec_path)
+        targets = parse_config_argument(config, with_baseline=with_baseline)
+    except (SpecError, ConfigArgumentError) as exc:
+        raise _fail(EXIT_BAD_INPUT, str(exc)) from None
+    settings = get_settings()
+    db = Database(settings.database_url)
+    db.create_schema()
+    results = execute_configs(spec, targets, db, settings.ray_address, max_seconds, max_iterations)
+    if as_json:
+        _emit(results if len(results) > 1 else results[0], True)
+    else:
+        for result in results:
+            _print_run(result)
+    if not all(r["reached"] for r in results):
+        raise typer.Exit(EXIT_UNREACHABLE)
+
+
+def _print_run(result: dict[str, Any]) -> None:
+    c = result["config"]
+    label = result.get("label", "config")
+    line = (
+        f"[bold]{label}[/] {c['strategy']} g={c['groups']} b={c['batch_size']} lr={c['lr']:.4g} "
+        f"μ={c['momentum']:.2g}: "
+    )
+    if result["reached"]:
+        line += (
+            f"reached in {result['ttc_seconds']:.4g}s ({result['iterations']} it, "
+            f"{result['seconds_per_iteration']:.3g} s/it)"
+        )
+    else:
+        line += f"[red]did not reach the target[/] in {result['iterations']} it"
+    predicted = result.get("predicted_ttc_seconds")
+    if predicted:
+        line += f" · predicted {predicted:.4g}s"
+    out.print(line, highlight=False)
+
+
+@app.command()
+def predict(
+    spec_path: SpecArg,
+    config: Annotated[str, typer.Option("--config", help="config JSON or file")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Predict one configuration's TTC from a single short probe of it."""
+    from service.run_configs import predict_config
+
+    try:
+        spec = load_spec(spec_path)
+        targets = parse_config_argument(config, with_baseline=False)
+    except (SpecError, ConfigArgumentError) as exc:
+        raise _fail(EXIT_BAD_INPUT, str(exc)) from None
+    predictions = predict_config(spec, [t.config for t in targets], get_settings().ray_address)
+    _emit(predictions if len(predictions) > 1 else predictions[0], True)
+    if any(p["predicted"] is None for p in predictions):
+        raise typer.Exit(EXIT_UNREACHABLE)
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        app(standalone_mode=False)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except SystemExit:
+        raise
+    except Exception as exc:  # the CLI's edge: report, never dump a traceback on the user
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            sys.exit(EXIT_BAD_INPUT)
+        if isinstance(exc, click.exceptions.Abort):
+            sys.exit(130)
+        logging.getLogger("ttc").debug("internal error", exc_info=True)
+        err.print(f"[bold red]internal error:[/] {type(exc).__name__}: {exc}", highlight=False)
+        sys.exit(EXIT_INTERNAL)
