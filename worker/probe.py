@@ -1,4 +1,4 @@
-"""Run one configuration of a spec on the simulated backend: a probe (short) or a run (to target)."""
+"""Run one configuration of a spec on its backend: a probe (short) or a run (to target)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,11 @@ def target_value(spec: Spec) -> float:
 
 
 def run_config(spec: Spec, config: Config, max_seconds: float, max_iterations: int) -> ProbeResult:
-    """Train ``config`` on the spec's simulated cluster under the shared convergence rule."""
+    """Train ``config`` on the spec's cluster (simulated, or Ray) under the shared convergence rule."""
+    if spec.cluster.backend == "ray":
+        from worker.ray_backend import run_on_ray  # Ray and its actors only when asked for
+
+        return run_on_ray(spec, config, max_seconds, max_iterations)
     if spec.cluster.backend != "simulated":
         raise ValueError(f"cluster.backend={spec.cluster.backend!r} is not available in this build")
     workload = workload_for(spec)
