@@ -4,6 +4,8 @@ Compute follows the device profile (or this machine's measurement for ``cpu``); 
 uses the α–β model (latency α per message, bandwidth β per byte) with the standard collective
 costs: ring all-reduce 2(W−1)/W·M/β + 2(W−1)·α (Thakur et al. 2005), a two-level reduction for
 hierarchical schemes, and a parameter server that serialises pushes (contention grows with g).
+Strategies that allow it overlap communication with the backward pass (DDP's gradient buckets),
+and data readers may prefetch their next batch while the device computes.
 """
 
 from __future__ import annotations
@@ -11,10 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 from worker.simulated.calibration import ModelCost
-from worker.simulated.profiles import GPU_PROFILES
+from worker.simulated.profiles import GPU_PROFILES, StorageProfile
 from worker.spec import ClusterSpec
 
 GBPS = 1e9 / 8  # bytes per second in one Gb/s
+BUCKET_BYTES = 25 * 2**20  # torch DDP's default bucket_cap_mb
+BACKWARD_SHARE = 2 / 3  # backward ≈ 2× forward FLOPs, so ≈ 2/3 of a training step
 
 
 class Hardware:
@@ -25,8 +29,9 @@ class Hardware:
         self.cost = cost
         self.rng = np.random.default_rng(seed + 7919)
         self.device = None if cluster.device.name == "cpu" else GPU_PROFILES[cluster.device.name]
+        self.storage = StorageProfile()
         self._slow_until: dict[int, int] = {}
-        self._step = 0
+        self._device_steps: dict[int, int] = {}
 
     # -- compute -----------------------------------------------------------------------------
     def base_compute_seconds(self, batch: int) -> float:
@@ -52,19 +57,30 @@ class Hardware:
         return base / speed * noise * self._disturbance(devices)
 
     def _disturbance(self, devices: list[int]) -> np.ndarray:
-        """Random temporary slowdowns (DBS's robustness test): each device may slow for a while."""
+        """Random temporary slowdowns (DBS's robustness test): each device may slow for a while.
+
+        Counted in each device's own steps, so strategies that step devices at different rates
+        (asynchronous groups) see the same per-device disturbance process.
+        """
         factor = np.ones(len(devices))
         spec = self.cluster.disturbance
         if spec is None:
             return factor
-        self._step += 1
         for i, device in enumerate(devices):
-            if self._slow_until.get(device, 0) > self._step:
+            step = self._device_steps.get(device, 0) + 1
+            self._device_steps[device] = step
+            if self._slow_until.get(device, 0) > step:
                 factor[i] = spec.slowdown
             elif self.rng.random() < spec.probability:
-                self._slow_until[device] = self._step + spec.duration_steps
+                self._slow_until[device] = step + spec.duration_steps
                 factor[i] = spec.slowdown
         return factor
+
+    def read_seconds(self, samples: int, sample_bytes: int, contiguous: bool) -> float:
+        """Reading one batch from storage: one seek for a contiguous shard, one per sample if strided."""
+        seeks = 1 if contiguous else samples
+        storage = self.storage
+        return seeks * storage.read_latency_seconds + samples * sample_bytes / storage.bandwidth_bytes
 
     # -- communication -------------------------------------------------------------------------
     def link(self, spans_nodes: bool) -> tuple[float, float]:
@@ -82,9 +98,37 @@ class Hardware:
         bandwidth, latency = self.link(spans_nodes)
         return 2 * (workers - 1) / workers * nbytes / bandwidth + 2 * (workers - 1) * latency
 
-    def flat_allreduce_seconds(self, nodes: int, devices_per_node: int) -> float:
+    def flat_allreduce_seconds(self, nodes: int, devices_per_node: int, nbytes: int | None = None) -> float:
         """One ring over every device; with several nodes the inter-node link bounds it."""
-        return self.ring_allreduce_seconds(nodes * devices_per_node, spans_nodes=nodes > 1)
+        return self.ring_allreduce_seconds(nodes * devices_per_node, nodes > 1, nbytes)
+
+    def hierarchical_allreduce_seconds(
+        self, nodes: int, devices_per_node: int, nbytes: int | None = None
+    ) -> float:
+        """Two-level all-reduce (HSGD): reduce to a leader inside each node over the fast link, ring
+        all-reduce among the N leaders over the network, broadcast back inside each node.
+
+        Reduce and broadcast are pipelined chunk-wise: each ≈ (D−1)/D·M/β_intra + (D−1)·α_intra.
+        Only N (not N·D) ranks take part in the slow ring, so its latency term is 2(N−1)·α_inter.
+        """
+        nbytes = self.cost.parameter_bytes if nbytes is None else nbytes
+        intra = 0.0
+        if devices_per_node > 1:
+            bandwidth, latency = self.link(spans_nodes=False)
+            d = devices_per_node
+            intra = 2 * ((d - 1) / d * nbytes / bandwidth + (d - 1) * latency)
+        return intra + self.ring_allreduce_seconds(nodes, spans_nodes=True, nbytes=nbytes)
+
+    def overlapped_seconds(self, compute: float, communicate: float) -> float:
+        """Step time when gradient communication overlaps the backward pass (DDP buckets).
+
+        Buckets of 25 MiB are all-reduced as soon as their gradients are ready; only the last
+        bucket waits for the end of backward, the rest hide behind up to ≈2/3 of the compute.
+        """
+        buckets = max(1, -(-self.cost.parameter_bytes // BUCKET_BYTES))
+        last = communicate / buckets
+        hidden_part = communicate - last
+        return compute + last + max(0.0, hidden_part - BACKWARD_SHARE * compute)
 
     def transfer_seconds(self, spans_nodes: bool = True, nbytes: int | None = None) -> float:
         """One point-to-point message of the model (e.g. a push to the parameter server)."""

@@ -6,11 +6,15 @@ from predictor.types import Config
 from worker.simulated.hardware import Hardware
 from worker.strategies.async_groups import AsyncGroupsStrategy
 from worker.strategies.base import Strategy
+from worker.strategies.daso import DasoStrategy
+from worker.strategies.dbs import DbsStrategy
+from worker.strategies.hsgd import HsgdStrategy
 from worker.strategies.sync import SyncStrategy
 from worker.workloads import Workload
 
 REGISTRY: dict[str, type[Strategy]] = {
-    cls.name: cls for cls in (SyncStrategy, AsyncGroupsStrategy)
+    cls.name: cls
+    for cls in (SyncStrategy, AsyncGroupsStrategy, DasoStrategy, HsgdStrategy, DbsStrategy)
 }
 
 
@@ -20,4 +24,13 @@ def make_strategy(config: Config, workload: Workload, hardware: Hardware, seed: 
     return REGISTRY[config.strategy](config, workload, hardware, seed)
 
 
-__all__ = ["REGISTRY", "AsyncGroupsStrategy", "Strategy", "SyncStrategy", "make_strategy"]
+__all__ = [
+    "REGISTRY",
+    "AsyncGroupsStrategy",
+    "DasoStrategy",
+    "DbsStrategy",
+    "HsgdStrategy",
+    "Strategy",
+    "SyncStrategy",
+    "make_strategy",
+]
