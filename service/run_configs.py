@@ -106,14 +106,15 @@ def execute_configs(
         check_fits(spec, target.config)
     launcher = ProbeLauncher(spec, ray_address)
     launcher.start()
-    by_key = {t.config.key(): t for t in targets}
-    results: dict[str, dict[str, Any]] = {}
-    for result in launcher.run([t.config for t in targets], max_seconds, max_iterations):
-        target = by_key[result.config.key()]
-        results[result.config.key()] = payload = run_result(target, result)
+    unique = {t.config.key(): t.config for t in targets}  # a plan may equal its baseline
+    measured = {r.config.key(): r for r in launcher.run(list(unique.values()), max_seconds, max_iterations)}
+    results = []
+    for target in targets:
+        payload = run_result(target, measured[target.config.key()])
         with db.transaction() as session:
             crud.record_run(session, study_id=target.study_id, config=target.config, result=payload)
-    return [results[t.config.key()] for t in targets]
+        results.append(payload)
+    return results
 
 
 def predict_config(spec: Spec, configs: list[Config], ray_address: str | None) -> list[dict[str, Any]]:
