@@ -31,6 +31,7 @@ class WorkerContext:
     topology: Topology
     device: torch.device
     backend: str = ""
+    timeout_s: float = 60.0  # bound of every collective, also of subgroups made later
     node_group: Any = None  # torch.distributed ProcessGroup of this node's ranks
     leader_group: Any = None  # ProcessGroup of every node's local rank 0 (None elsewhere)
     state: dict[str, Any] = field(default_factory=dict)

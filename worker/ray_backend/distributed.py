@@ -42,15 +42,16 @@ def setup_process_groups(context: WorkerContext, host: str, port: int, timeout_s
     if context.rank in topology.leader_ranks:
         context.leader_group = leaders
     context.backend = backend
+    context.timeout_s = timeout_s
     log.debug("rank %d joined %s world of %d", context.rank, backend, context.world_size)
     return backend
 
 
-def new_groups(context: WorkerContext, ranks: list[list[int]], timeout_s: float) -> object | None:
+def new_groups(context: WorkerContext, ranks: list[list[int]]) -> object | None:
     """Create one subgroup per rank list on every rank; return the one holding this rank."""
     mine = None
     for members in ranks:
-        group = dist.new_group(members, timeout=timedelta(seconds=timeout_s))
+        group = dist.new_group(members, timeout=timedelta(seconds=context.timeout_s))
         if context.rank in members:
             mine = group
     return mine

@@ -20,10 +20,11 @@ import ray
 
 from predictor.types import Config, ProbeResult
 from worker.convergence import Evaluator
+from worker.ray_backend.async_run import AsyncGroupsRun
 from worker.ray_backend.config import RayBackendConfig
 from worker.ray_backend.driver import RayRun
 from worker.ray_backend.replicated import ReplicatedRun
-from worker.ray_backend.strategies import WORKERS
+from worker.ray_backend.strategies import STEPPED
 from worker.spec import Spec
 from worker.training import train
 
@@ -37,10 +38,13 @@ class ProbeFailed(RuntimeError):
 def make_run(spec: Spec, config: Config, backend: RayBackendConfig, max_iterations: int) -> RayRun:
     from worker.probe import workload_for
 
-    if config.strategy not in WORKERS:
-        raise ValueError(f"strategy={config.strategy!r} is not implemented on Ray; have {sorted(WORKERS)}")
     workload = workload_for(spec)
-    return ReplicatedRun(WORKERS[config.strategy], spec, config, workload, backend, max_iterations)
+    if config.strategy == "async_groups":
+        return AsyncGroupsRun(spec, config, workload, backend, max_iterations)
+    if config.strategy not in STEPPED:
+        have = sorted([*STEPPED, "async_groups"])
+        raise ValueError(f"strategy={config.strategy!r} is not implemented on Ray; have {have}")
+    return ReplicatedRun(STEPPED[config.strategy], spec, config, workload, backend, max_iterations)
 
 
 def ensure_connected() -> None:

@@ -11,12 +11,12 @@ from typing import Any
 import torch
 
 from worker.ray_backend.driver import RayRun
-from worker.ray_backend.strategies.base import WorkerStrategy, call, install
+from worker.ray_backend.strategies.base import SteppedWorker, call, install
 from worker.ray_backend.worker_group import WorkerGroup
 
 
 class ReplicatedRun(RayRun):
-    def __init__(self, worker_class: type[WorkerStrategy], *args: Any, **kwargs: Any) -> None:
+    def __init__(self, worker_class: type[SteppedWorker], *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.worker_class = worker_class
         self.group = WorkerGroup(self.topology, self.backend)

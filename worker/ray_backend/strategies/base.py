@@ -1,8 +1,9 @@
 """The actor-side half of a strategy on Ray: one instance per device actor.
 
 Call order: construct on every actor at once (it may create subgroups and wrap the model in
-DDP, both collective), then ``run(steps)`` on every actor at once, which returns each step's
-wall seconds on this actor. ``state()`` reads the replica's parameters; ``skip(count)`` draws
+DDP, both collective), then — for lock-step strategies — ``run(steps)`` on every actor at once,
+which returns each step's wall seconds on this actor (``async_groups`` instead serves a
+parameter server until told to stop). ``state()`` reads the replica's parameters; ``skip(count)`` draws
 ``count`` indices from the sampler (every replica draws, so they stay in step).
 
 Data: every replica holds the same seeded :class:`~worker.data.EpochSampler`; of the W·b
@@ -25,7 +26,9 @@ from worker.ray_backend.actor import WorkerContext
 from worker.workloads import Workload
 
 
-class WorkerStrategy(ABC):
+class WorkerStrategy:
+    """The replica every strategy starts from: same seeded init, optimizer and sampler everywhere."""
+
     name: ClassVar[str]
 
     def __init__(self, context: WorkerContext, workload: Workload, config: Config, seed: int) -> None:
@@ -36,6 +39,31 @@ class WorkerStrategy(ABC):
         self.model = workload.build_model().to(context.device)
         self.optimizer = make_optimizer(self.model.parameters(), config)
         self.sampler = EpochSampler(workload.train_size, seed)
+
+    def shard(
+        self, index: torch.Tensor, sizes: list[int], position: int | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Slice ``position`` (default: this rank) of a step's indices when slice r has ``sizes[r]``."""
+        position = self.context.rank if position is None else position
+        start = sum(sizes[:position])
+        mine = index[start : start + sizes[position]]
+        device = self.context.device
+        return self.workload.train_x[mine].to(device), self.workload.train_y[mine].to(device)
+
+    def next_shard(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Slice ``rank`` of the next W·b indices (equal per-device batches)."""
+        world = self.context.world_size
+        return self.shard(self.sampler.next(self.config.batch_size * world), [self.config.batch_size] * world)
+
+    def state(self) -> dict[str, torch.Tensor]:
+        return {name: value.detach().cpu().clone() for name, value in self.model.state_dict().items()}
+
+    def skip(self, count: int) -> torch.Tensor:
+        return self.sampler.next(count)
+
+
+class SteppedWorker(WorkerStrategy, ABC):
+    """A strategy whose replicas advance in lock step, one ``train_step`` per iteration."""
 
     @abstractmethod
     def train_step(self) -> None:
@@ -51,24 +79,6 @@ class WorkerStrategy(ABC):
                 torch.cuda.synchronize()
             seconds.append(time.perf_counter() - start)
         return seconds
-
-    def shard(self, index: torch.Tensor, sizes: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
-        """This rank's contiguous slice of a step's indices when rank r takes ``sizes[r]``."""
-        start = sum(sizes[: self.context.rank])
-        mine = index[start : start + sizes[self.context.rank]]
-        device = self.context.device
-        return self.workload.train_x[mine].to(device), self.workload.train_y[mine].to(device)
-
-    def next_shard(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """Slice ``rank`` of the next W·b indices (equal per-device batches)."""
-        world = self.context.world_size
-        return self.shard(self.sampler.next(self.config.batch_size * world), [self.config.batch_size] * world)
-
-    def state(self) -> dict[str, torch.Tensor]:
-        return {name: value.detach().cpu().clone() for name, value in self.model.state_dict().items()}
-
-    def skip(self, count: int) -> torch.Tensor:
-        return self.sampler.next(count)
 
 
 def install(

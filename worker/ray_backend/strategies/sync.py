@@ -10,11 +10,11 @@ from torch.nn.parallel import DistributedDataParallel
 
 from predictor.types import Config
 from worker.ray_backend.actor import WorkerContext
-from worker.ray_backend.strategies.base import WorkerStrategy
+from worker.ray_backend.strategies.base import SteppedWorker
 from worker.workloads import Workload
 
 
-class SyncWorker(WorkerStrategy):
+class SyncWorker(SteppedWorker):
     name = "sync"
 
     def __init__(self, context: WorkerContext, workload: Workload, config: Config, seed: int) -> None:
