@@ -81,7 +81,7 @@ def tune(
         raise _fail(EXIT_BAD_INPUT, f"invalid spec {spec_path}:\n{exc}") from None
     settings = get_settings()
     db = Database(settings.database_url)
-    db.create_schema()
+    db.migrate()
     show = None if as_json or not sys.stderr.isatty() else _show_progress
     runner = StudyRunner(db, settings.ray_address, on_progress=show)
     study_id = runner.submit(spec)
@@ -141,7 +141,7 @@ def run(
         raise _fail(EXIT_BAD_INPUT, str(exc)) from None
     settings = get_settings()
     db = Database(settings.database_url)
-    db.create_schema()
+    db.migrate()
     results = execute_configs(spec, targets, db, settings.ray_address, max_seconds, max_iterations)
     if as_json:
         _emit(results if len(results) > 1 else results[0], True)
@@ -190,6 +190,22 @@ def predict(
     _emit(predictions if len(predictions) > 1 else predictions[0], True)
     if any(p["predicted"] is None for p in predictions):
         raise typer.Exit(EXIT_UNREACHABLE)
+
+
+@app.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="default TTC_HOST or 127.0.0.1")] = None,
+    port: Annotated[int | None, typer.Option(help="default TTC_PORT or 8000")] = None,
+) -> None:
+    """Run the REST service (and the dashboard): studies run here, probes on Ray."""
+    import uvicorn
+
+    from service.app import create_app
+
+    settings = get_settings()
+    logging.getLogger().setLevel(logging.INFO)
+    uvicorn.run(create_app(settings), host=host or settings.host, port=port or settings.port,
+                log_level="info", access_log=False)
 
 
 def main() -> None:

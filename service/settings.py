@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -14,10 +15,17 @@ def default_database_url() -> str:
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="TTC_", extra="ignore")
 
-    database_url: str = default_database_url()
-    api_token: str | None = None
+    database_url: str = Field(default_factory=default_database_url)
+    api_token: str | None = Field(None, description="when set, mutating routes need 'Bearer <token>'")
     ray_address: str | None = None
-    max_concurrent_studies: int = 4
+    max_concurrent_studies: int = Field(4, ge=1, le=256)
+    lease_seconds: float = Field(30.0, gt=0, description="a study's lease outlives a crash this long")
+    poll_seconds: float = Field(2.0, gt=0, description="how often the scheduler looks for studies")
+    max_spec_bytes: int = Field(64_000, ge=1024, description="largest accepted request body")
+    max_cluster_devices: int = Field(4096, ge=1, description="nodes × devices_per_node a spec may ask for")
+    max_study_probes: int = Field(500, ge=1, description="largest budget.max_probes a spec may ask for")
+    host: str = "127.0.0.1"
+    port: int = 8000
     workload_modules: str = ""  # read by the worker as TTC_WORKLOAD_MODULES
 
 

@@ -1,7 +1,8 @@
-"""SQLAlchemy 2 models: studies, their probes, plans and executed runs.
+"""SQLAlchemy 2 models: studies, their probes (the measurements), plans, runs, events and leases.
 
 Tables are prefixed ``ttc_`` because Optuna's RDB storage shares the database (its own tables
-are ``studies``, ``trials``, …).
+are ``studies``, ``trials``, …). The schema is owned by the Alembic migrations in
+``service/db/migrations``; change a model only together with a new migration.
 """
 
 from __future__ import annotations
@@ -10,11 +11,14 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, Float, ForeignKey, Integer, String, Text
+from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+TERMINAL_STATES = ("done", "unreachable", "failed", "cancelled")
+ACTIVE_STATES = ("pending", "running")
 
-def _now() -> datetime:
+
+def now() -> datetime:
     return datetime.now(UTC)
 
 
@@ -27,6 +31,8 @@ class Base(DeclarativeBase):
 
 
 class Study(Base):
+    """A study; ``plan`` is the Plan JSON of DESIGN.md §7 once ``state`` is ``done``."""
+
     __tablename__ = "ttc_studies"
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
@@ -34,16 +40,22 @@ class Study(Base):
     spec: Mapped[dict[str, Any]] = mapped_column(JSON)
     plan: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
-    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now, onupdate=_now)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now, onupdate=now)
 
     probes: Mapped[list[Probe]] = relationship(back_populates="study", order_by="Probe.number")
 
 
 class Probe(Base):
-    """One probe of a study; ``result`` is the ProbeResult JSON, committed the moment it arrives."""
+    """One probe of a study; ``result`` is the ProbeResult JSON, committed the moment it arrives.
+
+    A probe in flight when the service died keeps its row: the resumed study retries it in the
+    same row (``attempts`` counts the tries), so a key has at most one row per study.
+    """
 
     __tablename__ = "ttc_probes"
+    __table_args__ = (UniqueConstraint("study_id", "key", name="uq_ttc_probes_study_key"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     study_id: Mapped[str] = mapped_column(ForeignKey("ttc_studies.id", ondelete="CASCADE"), index=True)
@@ -51,9 +63,10 @@ class Probe(Base):
     key: Mapped[str] = mapped_column(String(255))
     config: Mapped[dict[str, Any]] = mapped_column(JSON)
     state: Mapped[str] = mapped_column(String(16), default="running")
+    attempts: Mapped[int] = mapped_column(Integer, default=1)
     result: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     predicted_ttc: Mapped[float | None] = mapped_column(Float, nullable=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
     study: Mapped[Study] = relationship(back_populates="probes")
@@ -68,4 +81,29 @@ class Run(Base):
     study_id: Mapped[str | None] = mapped_column(ForeignKey("ttc_studies.id"), nullable=True, index=True)
     config: Mapped[dict[str, Any]] = mapped_column(JSON)
     result: Mapped[dict[str, Any]] = mapped_column(JSON)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
+class Event(Base):
+    """A progress event of a study; ``id`` orders the SSE stream and survives restarts."""
+
+    __tablename__ = "ttc_events"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    study_id: Mapped[str] = mapped_column(ForeignKey("ttc_studies.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
+class Lease(Base):
+    """Who runs a study until when; a holder renews ``expires_at`` by heartbeat (DESIGN.md §8)."""
+
+    __tablename__ = "ttc_leases"
+
+    study_id: Mapped[str] = mapped_column(
+        ForeignKey("ttc_studies.id", ondelete="CASCADE"), primary_key=True
+    )
+    owner: Mapped[str] = mapped_column(String(128))
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    heartbeat_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)

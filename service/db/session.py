@@ -1,27 +1,38 @@
-"""Engine and sessions: SQLite (WAL, busy timeout) by default, PostgreSQL by URL."""
+"""Engine and transactions: SQLite (WAL, busy timeout, immediate writes) by default, PostgreSQL by URL.
+
+SQLite's deferred ``BEGIN`` lets two writers both read and then fail to upgrade with "database
+is locked" without waiting for the busy timeout; write transactions therefore ``BEGIN IMMEDIATE``,
+which queues writers on the busy timeout, while reads keep a deferred ``BEGIN`` so they never wait
+on a writer (WAL).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
-from service.db.models import Base
-
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+POOL = {"pool_size": 20, "max_overflow": 20, "pool_timeout": 60}
 
 
-def make_engine(url: str) -> Engine:
-    parsed = make_url(url)
-    if parsed.get_backend_name() != "sqlite":
-        return create_engine(url, pool_pre_ping=True)
-    if parsed.database and parsed.database != ":memory:":
-        Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
+def is_sqlite(url: str) -> bool:
+    return make_url(url).get_backend_name() == "sqlite"
+
+
+def sqlite_engine_kwargs() -> dict[str, Any]:
+    """Driver arguments that hand transaction control to SQLAlchemy (see ``use_sqlite_begin``)."""
+    return {"connect_args": {"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000, "isolation_level": None,
+                             "check_same_thread": False}}
+
+
+def use_sqlite_begin(engine: Engine, begin: str) -> None:
+    """Pragmas on connect, and ``begin`` (``BEGIN`` or ``BEGIN IMMEDIATE``) for each transaction."""
 
     @event.listens_for(engine, "connect")
     def _pragmas(connection, _record) -> None:  # type: ignore[no-untyped-def]
@@ -31,24 +42,50 @@ def make_engine(url: str) -> Engine:
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
 
+    @event.listens_for(engine, "begin")
+    def _begin(connection) -> None:  # type: ignore[no-untyped-def]
+        connection.exec_driver_sql(begin)
+
+
+def make_engine(url: str, *, write: bool = True) -> Engine:
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return create_engine(url, pool_pre_ping=True, **POOL)
+    if parsed.database and parsed.database != ":memory:":
+        Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, **POOL, **sqlite_engine_kwargs())
+    use_sqlite_begin(engine, "BEGIN IMMEDIATE" if write else "BEGIN")
     return engine
 
 
 class Database:
-    """One engine and its session factory; ``transaction()`` is the only way to write."""
+    """The engines and session factories; ``transaction()`` is the only way to write."""
 
     def __init__(self, url: str) -> None:
         self.url = url
         self.engine = make_engine(url)
+        self._read_engine = make_engine(url, write=False) if is_sqlite(url) else self.engine
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._read_sessions = sessionmaker(self._read_engine, expire_on_commit=False)
 
-    def create_schema(self) -> None:
-        Base.metadata.create_all(self.engine)
+    def migrate(self) -> None:
+        """Bring the schema to the newest Alembic revision (idempotent; run at start-up)."""
+        from service.db.migrate import upgrade
+
+        upgrade(self.engine)
 
     @contextmanager
     def transaction(self) -> Iterator[Session]:
+        """A read-write transaction, committed on exit and rolled back on error."""
         with self._sessions.begin() as session:
+            yield session
+
+    @contextmanager
+    def read(self) -> Iterator[Session]:
+        """A read-only transaction that never waits on writers."""
+        with self._read_sessions.begin() as session:
             yield session
 
     def dispose(self) -> None:
         self.engine.dispose()
+        self._read_engine.dispose()

@@ -1,0 +1,10 @@
+"""The REST routers, one module each; ``service.app.create_app`` mounts them."""
+
+from service.api.events import router as events_router
+from service.api.operations import router as operations_router
+from service.api.predict import router as predict_router
+from service.api.studies import router as studies_router
+
+ROUTERS = (studies_router, events_router, predict_router, operations_router)
+
+__all__ = ["ROUTERS"]

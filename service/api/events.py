@@ -1,0 +1,71 @@
+"""/v1/studies/{id}/events: progress as Server-Sent Events, read from the events table.
+
+Events are rows, so the stream survives restarts: a client reconnects with ``Last-Event-ID`` (or
+``?after=N``) and continues where it stopped. The stream ends after the study's final state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Query
+from fastapi.responses import StreamingResponse
+from starlette.concurrency import run_in_threadpool
+
+from service import crud
+from service.api.deps import DatabaseDep, study_or_404
+from service.db import TERMINAL_STATES, Database
+
+router = APIRouter(prefix="/v1/studies", tags=["studies"])
+
+POLL_SECONDS = 0.5
+KEEPALIVE_SECONDS = 15.0
+
+
+def _fetch(db: Database, study_id: str, after: int) -> tuple[list[tuple[int, str, dict]], str]:
+    with db.read() as session:
+        state = study_or_404(session, study_id).state
+        events = crud.events_after(session, study_id=study_id, after=after)
+        return [(e.id, e.kind, e.data) for e in events], state
+
+
+def _frame(event_id: int, kind: str, data: dict) -> str:
+    return f"id: {event_id}\nevent: {kind}\ndata: {json.dumps(data, default=str)}\n\n"
+
+
+@router.get("/{study_id}/events", response_class=StreamingResponse,
+            responses={200: {"content": {"text/event-stream": {}}}})
+async def study_events(
+    study_id: str,
+    db: DatabaseDep,
+    after: Annotated[int, Query(ge=0, description="only events with a larger id")] = 0,
+    follow: Annotated[bool, Query(description="keep streaming until the study ends")] = True,
+    last_event_id: Annotated[int | None, Header()] = None,
+) -> StreamingResponse:
+    cursor = max(after, last_event_id or 0)
+    first = await run_in_threadpool(_fetch, db, study_id, cursor)  # 404 before the stream starts
+
+    async def stream() -> AsyncIterator[str]:
+        nonlocal cursor
+        events, state = first
+        quiet = 0.0
+        while True:
+            for event_id, kind, data in events:
+                cursor = event_id
+                yield _frame(event_id, kind, data)
+            if events:
+                quiet = 0.0
+            elif state in TERMINAL_STATES or not follow:
+                return
+            elif quiet >= KEEPALIVE_SECONDS:
+                quiet = 0.0
+                yield ": keepalive\n\n"
+            await asyncio.sleep(0 if events else POLL_SECONDS)
+            quiet += POLL_SECONDS
+            events, state = await run_in_threadpool(_fetch, db, study_id, cursor)
+
+    return StreamingResponse(stream(), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

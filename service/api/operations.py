@@ -1,0 +1,45 @@
+"""/healthz and /metrics: what an orchestrator and Prometheus poll."""
+
+from __future__ import annotations
+
+import ray
+from fastapi import APIRouter, Response, status
+from fastapi.responses import JSONResponse
+
+from service import crud
+from service.api.deps import DatabaseDep, MetricsDep, SchedulerDep
+from service.api.schemas import Health
+
+router = APIRouter(tags=["operations"])
+
+
+def _ray_status() -> tuple[bool, str]:
+    """Ray is connected lazily (with the first study), so 'not connected yet' is healthy."""
+    if not ray.is_initialized():
+        return True, "not connected yet"
+    try:
+        cpus = ray.cluster_resources().get("CPU", 0)
+    except Exception as exc:  # a dead GCS raises many kinds
+        return False, f"error: {type(exc).__name__}: {exc}"
+    return True, f"ok ({cpus:g} CPUs)"
+
+
+@router.get("/healthz", response_model=Health, responses={503: {"model": Health}})
+def healthz(db: DatabaseDep, scheduler: SchedulerDep) -> JSONResponse:
+    try:
+        with db.read() as session:
+            crud.ping(session)
+        database_ok, database = True, "ok"
+    except Exception as exc:
+        database_ok, database = False, f"error: {type(exc).__name__}"
+    ray_ok, ray_state = _ray_status()
+    healthy = database_ok and ray_ok
+    body = Health(status="ok" if healthy else "unhealthy", database=database, ray=ray_state,
+                  running_studies=len(scheduler.running()) if scheduler else 0)
+    code = status.HTTP_200_OK if healthy else status.HTTP_503_SERVICE_UNAVAILABLE
+    return JSONResponse(body.model_dump(), status_code=code)
+
+
+@router.get("/metrics", response_class=Response)
+def metrics(registry: MetricsDep) -> Response:
+    return Response(registry.render(), media_type="text/plain; version=0.0.4; charset=utf-8")

@@ -1,0 +1,130 @@
+"""/v1/studies: submit, list, inspect, cancel (DESIGN.md §7 *REST*)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Query, status
+from fastapi.exceptions import RequestValidationError
+
+from service import crud
+from service.api.deps import (
+    DatabaseDep,
+    ReadSessionDep,
+    SchedulerDep,
+    SettingsDep,
+    TokenDep,
+    study_or_404,
+)
+from service.api.schemas import StudyCreated, StudyList, StudyPublic, StudySummary, TrialList, TrialPublic
+from service.db import Probe, Study
+from service.settings import Settings
+from worker.spec import Spec
+
+router = APIRouter(prefix="/v1/studies", tags=["studies"])
+
+
+def check_limits(spec: Spec, settings: Settings) -> None:
+    """The service's own limits on a spec, reported like any field error (422)."""
+    errors = []
+    devices = spec.cluster.nodes * spec.cluster.devices_per_node
+    if devices > settings.max_cluster_devices:
+        errors.append({
+            "type": "limit", "loc": ["body", "cluster"], "input": devices,
+            "msg": f"nodes × devices_per_node = {devices} exceeds this service's limit of "
+                   f"{settings.max_cluster_devices} devices",
+        })
+    if spec.budget.max_probes > settings.max_study_probes:
+        errors.append({
+            "type": "limit", "loc": ["body", "budget", "max_probes"], "input": spec.budget.max_probes,
+            "msg": f"max_probes {spec.budget.max_probes} exceeds this service's limit of "
+                   f"{settings.max_study_probes}",
+        })
+    if errors:
+        raise RequestValidationError(errors)
+
+
+def summary(study: Study) -> StudySummary:
+    return StudySummary(
+        id=study.id, state=study.state, workload=_workload(study), error=study.error,
+        created_at=study.created_at, updated_at=study.updated_at,
+    )
+
+
+def _workload(study: Study) -> str | None:
+    workload = study.spec.get("workload") or {}
+    return workload.get("name") or workload.get("factory")
+
+
+def trial(probe: Probe) -> TrialPublic:
+    result = probe.result or {}
+    curve = result.get("curve") or []
+    return TrialPublic(
+        number=probe.number, key=probe.key, state=probe.state, attempts=probe.attempts,
+        config=probe.config, predicted_ttc=probe.predicted_ttc,
+        final_loss=curve[-1][2] if curve else None, iterations=result.get("iterations"),
+        seconds=result.get("seconds"), error=result.get("error"),
+        created_at=probe.created_at, finished_at=probe.finished_at,
+    )
+
+
+@router.post("", status_code=status.HTTP_202_ACCEPTED, dependencies=[TokenDep])
+def submit_study(spec: Spec, db: DatabaseDep, settings: SettingsDep, scheduler: SchedulerDep) -> StudyCreated:
+    """Accept a study; it runs in the background. Follow it at ``/v1/studies/{id}/events``."""
+    check_limits(spec, settings)
+    with db.transaction() as session:
+        study_id = crud.create_study(session, spec=spec.model_dump(mode="json")).id
+    if scheduler is not None:
+        scheduler.wake()
+    base = f"/v1/studies/{study_id}"
+    return StudyCreated(id=study_id, state="pending", links={
+        "self": base, "events": f"{base}/events", "plan": f"{base}/plan", "trials": f"{base}/trials",
+    })
+
+
+@router.get("")
+def list_studies(
+    session: ReadSessionDep,
+    state: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> StudyList:
+    rows, count = crud.list_studies(session, state=state, limit=limit, offset=offset)
+    return StudyList(data=[summary(s) for s in rows], count=count)
+
+
+@router.get("/{study_id}")
+def get_study(study_id: str, session: ReadSessionDep) -> StudyPublic:
+    study = study_or_404(session, study_id)
+    probes: dict[str, int] = {}
+    for probe in crud.list_probes(session, study_id=study_id):
+        probes[probe.state] = probes.get(probe.state, 0) + 1
+    return StudyPublic(
+        **summary(study).model_dump(), spec=study.spec, plan=study.plan,
+        cancel_requested=study.cancel_requested, probes=probes,
+    )
+
+
+@router.get("/{study_id}/trials")
+def list_trials(study_id: str, session: ReadSessionDep) -> TrialList:
+    study_or_404(session, study_id)
+    rows = [trial(p) for p in crud.list_probes(session, study_id=study_id)]
+    return TrialList(data=rows, count=len(rows))
+
+
+@router.get("/{study_id}/plan")
+def get_plan(study_id: str, session: ReadSessionDep) -> dict:
+    """The Plan JSON of DESIGN.md §7; 409 while the study has none (yet)."""
+    study = study_or_404(session, study_id)
+    if study.plan is None:
+        detail = f"study {study_id} has no plan: it is {study.state}"
+        raise HTTPException(status.HTTP_409_CONFLICT, detail + (f" ({study.error})" if study.error else ""))
+    return study.plan
+
+
+@router.post("/{study_id}/cancel", status_code=status.HTTP_202_ACCEPTED, dependencies=[TokenDep])
+def cancel_study(study_id: str, db: DatabaseDep) -> StudySummary:
+    """Stop a study: at once when pending, after its probes in flight when running."""
+    with db.transaction() as session:
+        study_or_404(session, study_id)
+        return summary(crud.request_cancel(session, study_id=study_id))

@@ -1,0 +1,93 @@
+"""The FastAPI app: ``create_app()`` wires settings, database, scheduler, metrics and routers.
+
+The dashboard (``service.dashboard``) is mounted at ``/`` when that package exposes ``router``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request, Response
+from fastapi.responses import JSONResponse
+
+from service import crud
+from service.api import ROUTERS
+from service.db import Database
+from service.metrics import Metrics
+from service.scheduler import StudyScheduler
+from service.settings import Settings, get_settings
+
+log = logging.getLogger(__name__)
+
+
+def _dashboard_router():  # type: ignore[no-untyped-def]
+    try:
+        module = importlib.import_module("service.dashboard")
+    except ModuleNotFoundError as exc:
+        if exc.name != "service.dashboard":
+            raise
+        return None
+    return getattr(module, "router", None)
+
+
+def create_app(settings: Settings | None = None, *, run_studies: bool = True) -> FastAPI:
+    """The service. ``run_studies=False`` serves the API only (no scheduler, no Ray)."""
+    settings = settings or get_settings()
+    db = Database(settings.database_url)
+
+    def study_counts() -> dict[str, int]:
+        with db.read() as session:
+            return crud.count_by_state(session)
+
+    metrics = Metrics(study_counts)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        db.migrate()
+        scheduler = StudyScheduler(db, settings, metrics) if run_studies else None
+        app.state.scheduler = scheduler
+        if scheduler is not None:
+            scheduler.start()  # resumes every unfinished study whose lease is free or expired
+        try:
+            yield
+        finally:
+            if scheduler is not None:
+                scheduler.shutdown()
+            db.dispose()
+
+    app = FastAPI(
+        title="ttc",
+        version="0.1.0",
+        summary="Time-to-convergence optimizer: probe, predict, plan.",
+        lifespan=lifespan,
+    )
+    app.state.settings, app.state.db, app.state.metrics, app.state.scheduler = settings, db, metrics, None
+
+    @app.middleware("http")
+    async def limit_and_time(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        length = request.headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > settings.max_spec_bytes:
+            return JSONResponse(
+                {"detail": f"request body of {length} bytes exceeds the limit of {settings.max_spec_bytes}"},
+                status_code=413,
+            )
+        started = time.perf_counter()
+        response = await call_next(request)
+        route = request.scope.get("route")
+        metrics.request_seconds.labels(
+            request.method, getattr(route, "path", "unmatched"), str(response.status_code)
+        ).observe(time.perf_counter() - started)
+        return response
+
+    for router in ROUTERS:
+        app.include_router(router)
+    dashboard = _dashboard_router()
+    if dashboard is not None:
+        app.include_router(dashboard)
+    return app

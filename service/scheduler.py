@@ -1,0 +1,149 @@
+"""StudyScheduler: runs studies in threads of the service process, up to a limit, under leases.
+
+One loop thread claims unfinished studies (pending, or running when their lease expired: a
+crashed service) and renews the leases of the studies it runs (the heartbeat). Each claimed
+study runs in its own thread through ``StudyRunner``, whose probes leave the process only as Ray
+tasks. Losing a lease (another service took the study after our heartbeat stalled) stops the
+study here without touching its state, so exactly one holder drives it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import uuid
+
+from sqlalchemy.exc import IntegrityError, OperationalError
+
+from predictor import TargetUnreachable
+from service import crud
+from service.db import Database
+from service.metrics import Metrics
+from service.orchestration import StudyCancelled, StudyRunner
+from service.settings import Settings
+from worker.launcher import ensure_ray
+
+log = logging.getLogger(__name__)
+
+
+class StudyScheduler:
+    def __init__(self, db: Database, settings: Settings, metrics: Metrics | None = None) -> None:
+        self.db = db
+        self.settings = settings
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self.runner = StudyRunner(db, settings.ray_address,
+                                  on_probe=metrics.observe_probe if metrics else None)
+        self._running: dict[str, threading.Event] = {}
+        self._threads: dict[str, threading.Thread] = {}
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._closing = threading.Event()
+        self._loop: threading.Thread | None = None
+        self._ray_ready = False
+
+    def start(self) -> None:
+        self._loop = threading.Thread(target=self._run_loop, name="ttc-scheduler", daemon=True)
+        self._loop.start()
+
+    def wake(self) -> None:
+        """Look for work now (a study was just submitted) instead of at the next poll."""
+        self._wake.set()
+
+    def running(self) -> list[str]:
+        with self._lock:
+            return list(self._running)
+
+    def shutdown(self, timeout: float = 10.0) -> None:
+        """Stop claiming, stop the running studies (they stay resumable) and free their leases."""
+        self._closing.set()
+        self._wake.set()
+        with self._lock:
+            for stop in self._running.values():
+                stop.set()
+            threads = list(self._threads.values())
+        for thread in threads:
+            thread.join(timeout)
+        if self._loop is not None:
+            self._loop.join(timeout)
+
+    # -- the loop ----------------------------------------------------------------------------------
+    def _run_loop(self) -> None:
+        period = min(self.settings.poll_seconds, self.settings.lease_seconds / 3)
+        while not self._closing.is_set():
+            try:
+                self._heartbeat()
+                self._claim()
+            except Exception:  # a database hiccup must not end the scheduler
+                log.exception("scheduler tick failed")
+            self._wake.wait(period)
+            self._wake.clear()
+
+    def _heartbeat(self) -> None:
+        for study_id, stop in list(self._snapshot().items()):
+            with self.db.transaction() as session:
+                kept = crud.renew_lease(session, study_id=study_id, owner=self.owner,
+                                        seconds=self.settings.lease_seconds)
+            if not kept:
+                log.warning("lost the lease of study %s; stopping it here", study_id)
+                stop.set()
+
+    def _claim(self) -> None:
+        with self.db.read() as session:
+            candidates = crud.unfinished_study_ids(session)
+        for study_id in candidates:
+            if self._closing.is_set() or len(self._snapshot()) >= self.settings.max_concurrent_studies:
+                return
+            if study_id in self._snapshot() or not self._acquire(study_id):
+                continue
+            self._ensure_ray()
+            stop = threading.Event()
+            thread = threading.Thread(target=self._work, args=(study_id, stop), name=f"study-{study_id}",
+                                      daemon=True)
+            with self._lock:
+                self._running[study_id] = stop
+                self._threads[study_id] = thread
+            thread.start()
+
+    def _acquire(self, study_id: str) -> bool:
+        try:
+            with self.db.transaction() as session:
+                return crud.acquire_lease(session, study_id=study_id, owner=self.owner,
+                                          seconds=self.settings.lease_seconds)
+        except (IntegrityError, OperationalError):  # another service inserted the lease first
+            return False
+
+    def _ensure_ray(self) -> None:
+        """Connect once, from this thread, before any study needs Ray (ray.init is not re-entrant)."""
+        if not self._ray_ready:
+            ensure_ray(self.settings.ray_address)
+            self._ray_ready = True
+
+    def _snapshot(self) -> dict[str, threading.Event]:
+        with self._lock:
+            return dict(self._running)
+
+    # -- one study ---------------------------------------------------------------------------------
+    def _work(self, study_id: str, stop: threading.Event) -> None:
+        try:
+            plan = self.runner.run(study_id, stop)
+            log.info("study %s done: %s", study_id, plan.config.key())
+        except TargetUnreachable as exc:
+            log.info("study %s: %s", study_id, exc)
+        except StudyCancelled as exc:
+            log.info("%s", exc)
+        except Exception as exc:
+            log.exception("study %s failed", study_id)
+            if not stop.is_set():
+                self.runner.fail(study_id, f"{type(exc).__name__}: {exc}")
+        finally:
+            with self._lock:
+                self._running.pop(study_id, None)
+                self._threads.pop(study_id, None)
+            try:
+                with self.db.transaction() as session:
+                    crud.release_lease(session, study_id=study_id, owner=self.owner)
+            except Exception:
+                log.exception("could not release the lease of study %s", study_id)
+            self._wake.set()
