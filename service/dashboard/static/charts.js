@@ -1,0 +1,109 @@
+/* The study page's four Chart.js charts; each is built once and updated in place on refresh. */
+"use strict";
+
+Chart.defaults.animation = false;  // live refreshes redraw at once; screenshots are deterministic
+Chart.defaults.font.family = "system-ui, sans-serif";
+Chart.defaults.maintainAspectRatio = false;
+
+const STRATEGY_ORDER = Object.keys(STRATEGY_COLORS);
+
+function byStrategy(trials, point) {
+  const groups = new Map();
+  for (const t of trials) {
+    const p = point(t);
+    if (p === null) continue;
+    if (!groups.has(t.config.strategy)) groups.set(t.config.strategy, []);
+    groups.get(t.config.strategy).push({ ...p, key: t.key, number: t.number });
+  }
+  return [...groups.entries()]
+    .sort(([a], [b]) => STRATEGY_ORDER.indexOf(a) - STRATEGY_ORDER.indexOf(b))
+    .map(([strategy, data]) => ({
+      label: strategy, data, backgroundColor: STRATEGY_COLORS[strategy] || "#999",
+      borderColor: STRATEGY_COLORS[strategy] || "#999", pointRadius: 4, pointHoverRadius: 6,
+    }));
+}
+
+const keyTooltip = {
+  callbacks: {
+    label: (ctx) => `#${ctx.raw.number ?? ""} ${ctx.raw.key ?? ""}: ` +
+      `(${fmtNumber(typeof ctx.raw.x === "number" ? ctx.raw.x : NaN)}, ${fmtNumber(ctx.raw.y)})`,
+  },
+};
+
+function groupLabel(c) { return `${c.strategy} g=${c.groups}`; }
+
+function landscapeData(trials, plan) {
+  const labels = [...new Set(trials.map((t) => groupLabel(t.config)))].sort((a, b) => {
+    const [sa, ga] = a.split(" g="), [sb, gb] = b.split(" g=");
+    return STRATEGY_ORDER.indexOf(sa) - STRATEGY_ORDER.indexOf(sb) || Number(ga) - Number(gb);
+  });
+  const datasets = byStrategy(trials, (t) => (t.predicted_ttc ? { x: groupLabel(t.config), y: t.predicted_ttc } : null));
+  if (plan) {
+    datasets.unshift({
+      label: "plan", data: [{ x: groupLabel(plan.config), y: plan.predicted.ttc_seconds, key: "chosen plan" }],
+      pointStyle: "star", pointRadius: 12, borderColor: "#111", backgroundColor: "#111", borderWidth: 2,
+    });
+  }
+  return { labels, datasets };
+}
+
+function curvesData(trials) {
+  return {
+    datasets: trials.filter((t) => t.curve.length).map((t) => ({
+      label: `#${t.number} ${t.key}`,
+      data: t.curve.filter(([, loss]) => loss !== null && loss > 0).map(([x, y]) => ({ x, y })),
+      borderColor: (STRATEGY_COLORS[t.config.strategy] || "#999") + (t.state === "complete" ? "cc" : "55"),
+      borderWidth: 1.2, pointRadius: 0, showLine: true, fill: false,
+    })),
+  };
+}
+
+function scalingData(trials) {
+  return { datasets: byStrategy(trials, (t) => (t.seconds_per_iteration ? { x: t.devices, y: t.seconds_per_iteration } : null)) };
+}
+
+function calibrationData(runs) {
+  const points = runs.filter((r) => r.predicted_ttc && r.measured_ttc)
+    .map((r) => ({ x: r.predicted_ttc, y: r.measured_ttc, key: `${r.label} ${r.key}` }));
+  const values = points.flatMap((p) => [p.x, p.y]);
+  const lo = Math.min(...values) * 0.8, hi = Math.max(...values) * 1.25;
+  return {
+    datasets: [
+      { label: "runs", data: points, backgroundColor: "#2f6fde", pointRadius: 6 },
+      { label: "measured = predicted", data: points.length ? [{ x: lo, y: lo }, { x: hi, y: hi }] : [],
+        showLine: true, borderColor: "#999", borderDash: [5, 4], pointRadius: 0 },
+    ],
+  };
+}
+
+function axis(title, type = "linear") { return { type, title: { display: true, text: title } }; }
+
+function makeCharts() {
+  const scatter = (id, x, y, extra = {}) => new Chart(document.getElementById(id), {
+    type: "scatter", data: { datasets: [] },
+    options: { scales: { x, y }, plugins: { tooltip: keyTooltip }, ...extra },
+  });
+  return {
+    landscape: scatter("chart-landscape", { type: "category", labels: [], title: { display: true, text: "strategy, g" } },
+      axis("predicted TTC (s)", "logarithmic")),
+    curves: new Chart(document.getElementById("chart-curves"), {
+      type: "line", data: { datasets: [] },
+      options: { parsing: false, scales: { x: axis("iteration"), y: axis("loss", "logarithmic") },
+        plugins: { legend: { display: false } }, interaction: { mode: "nearest", intersect: false } },
+    }),
+    scaling: scatter("chart-scaling", axis("devices", "logarithmic"), axis("seconds / iteration", "logarithmic")),
+    calibration: scatter("chart-calibration", axis("predicted TTC (s)", "logarithmic"),
+      axis("measured TTC (s)", "logarithmic")),
+  };
+}
+
+function updateCharts(charts, data) {
+  const landscape = landscapeData(data.trials, data.plan);
+  charts.landscape.options.scales.x.labels = landscape.labels;
+  charts.landscape.data.datasets = landscape.datasets;
+  charts.curves.data = curvesData(data.trials);
+  charts.scaling.data = scalingData(data.trials);
+  charts.calibration.data = calibrationData(data.runs);
+  document.getElementById("calibration-empty").hidden = data.runs.some((r) => r.measured_ttc);
+  Object.values(charts).forEach((chart) => chart.update("none"));
+}

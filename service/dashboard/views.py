@@ -1,0 +1,134 @@
+"""The JSON the dashboard's pages draw: rows of the database shaped for tables and charts.
+
+Pure functions over ORM rows, so the routes stay thin. Loss curves are thinned to at most
+``CURVE_POINTS`` points each: a 50-trial study then ships well under a megabyte.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from predictor.types import Config
+from service.dashboard.queries import ProbeTotals
+from service.db import Probe, Run, Study
+
+CURVE_POINTS = 120
+DEFAULT_MAX_PROBES = 48  # BudgetSpec's default, for specs stored without a budget
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _cluster_devices(study: Study) -> int:
+    cluster = study.spec.get("cluster") or {}
+    return int(cluster.get("nodes", 1)) * int(cluster.get("devices_per_node", 1))
+
+
+def _max_probes(study: Study) -> int:
+    return int((study.spec.get("budget") or {}).get("max_probes", DEFAULT_MAX_PROBES))
+
+
+def _workload(study: Study) -> str | None:
+    workload = study.spec.get("workload") or {}
+    return workload.get("name") or workload.get("factory")
+
+
+def study_summary(study: Study, totals: ProbeTotals) -> dict[str, Any]:
+    """A row of the studies list: state, progress, best predicted TTC, probes spent."""
+    plan = study.plan or {}
+    best = (plan.get("predicted") or {}).get("ttc_seconds", totals.best_predicted_ttc)
+    return {
+        "id": study.id,
+        "state": study.state,
+        "workload": _workload(study),
+        "error": study.error,
+        "created_at": study.created_at.isoformat(),
+        "probes_done": totals.finished,
+        "probes_running": totals.running,
+        "max_probes": _max_probes(study),
+        "best_predicted_ttc": _finite(best),
+        "probe_cluster_seconds": _finite((plan.get("probes") or {}).get("cluster_seconds")),
+    }
+
+
+def thin(curve: list[list[float]], points: int = CURVE_POINTS) -> list[list[float]]:
+    """Every k-th point of a loss curve, always keeping the last one (where the probe ended)."""
+    if len(curve) <= points:
+        return curve
+    step = math.ceil(len(curve) / points)
+    return curve[::step] + ([curve[-1]] if (len(curve) - 1) % step else [])
+
+
+def prune_reason(probe: Probe) -> str | None:
+    """Why the search set a probe aside — the same rule as ``ColdStartSearch.tell``."""
+    if probe.result is None:
+        return None
+    if probe.result.get("error"):
+        return str(probe.result["error"])
+    if probe.result.get("diverged"):
+        return "diverged"
+    return "no fit" if probe.predicted_ttc is None else None
+
+
+def trial(probe: Probe, cluster_devices: int) -> dict[str, Any]:
+    """A row of the trials table and a point of each chart.
+
+    ``iterations_to_target`` is the iteration where the probe reached the target, else the
+    predicted TTC over the measured seconds/iteration (TTC = s/it × iterations, DESIGN.md §1).
+    """
+    result = probe.result or {}
+    iterations, seconds = result.get("iterations") or 0, result.get("seconds") or 0.0
+    per_iteration = seconds / iterations if iterations else None
+    predicted = _finite(probe.predicted_ttc)
+    to_target = result.get("reached_iteration")
+    if to_target is None and predicted is not None and per_iteration:
+        to_target = predicted / per_iteration
+    config = probe.config
+    devices = config["nodes"] * config["devices_per_node"]
+    curve = [[point[0], _finite(point[2])] for point in result.get("curve") or []]
+    return {
+        "number": probe.number,
+        "key": probe.key,
+        "state": probe.state,
+        "config": config,
+        "devices": devices,
+        "seconds_per_iteration": _finite(per_iteration),
+        "iterations_to_target": _finite(to_target),
+        "predicted_ttc": predicted,
+        "reached": result.get("reached_iteration") is not None,
+        "probe_cluster_seconds": seconds * devices / max(cluster_devices, 1),
+        "prune_reason": prune_reason(probe),
+        "curve": thin(curve),
+    }
+
+
+def run(row: Run) -> dict[str, Any]:
+    result = row.result
+    return {
+        "label": result.get("label", "config"),
+        "key": Config.from_dict(row.config).key(),
+        "predicted_ttc": _finite(result.get("predicted_ttc_seconds")),
+        "measured_ttc": _finite(result.get("ttc_seconds")),
+        "reached": bool(result.get("reached")),
+    }
+
+
+def study_detail(study: Study, probes: list[Probe], runs: list[Run], last_event: int) -> dict[str, Any]:
+    """Everything the study page draws, in one response (one round trip per refresh)."""
+    devices = _cluster_devices(study)
+    trials = [trial(p, devices) for p in probes]
+    totals = ProbeTotals(
+        finished=sum(p.finished_at is not None for p in probes),
+        running=sum(p.state == "running" for p in probes),
+        best_predicted_ttc=min((t["predicted_ttc"] for t in trials if t["predicted_ttc"]), default=None),
+    )
+    return {
+        "study": {**study_summary(study, totals), "spec": study.spec,
+                  "cancel_requested": study.cancel_requested},
+        "plan": study.plan,
+        "trials": trials,
+        "runs": [run(r) for r in runs],
+        "last_event_id": last_event,
+    }
