@@ -1,18 +1,239 @@
-"""Hardware efficiency: seconds per iteration of a configuration, from a probe's step timings.
+"""Hardware efficiency: seconds per iteration of any configuration, fitted to probe timings.
 
-This first model reads the measured step durations of the probed configuration itself (median
-with a 10–90% interval); it does not yet extrapolate to configurations never probed.
+Pollux's throughput model (Qiao et al., OSDI 2021, §3.2; adaptdl ``goodput.py``) extended to the
+strategies of DESIGN.md §4. A device computes b samples in T_comp = α_c + β_c·b; gradient
+communication T_comm overlaps with it, combined as T = (T_comp^γ + T_comm^γ)^(1/γ), γ ≥ 1
+(γ = 1: no overlap, γ → ∞: perfect overlap). Communication follows the α–β cost of a ring
+all-reduce over W workers (Thakur et al., IJHPCA 2005):
+
+    ring(W) = 2(W−1)/W · θ + 2(W−1) · λ     (θ: seconds to move the model over the link, λ: latency)
+
+with (θ, λ) of the intra-node link when the ring stays inside a node, of the inter-node link
+otherwise. Per strategy (N nodes × D devices, g groups):
+
+    sync          T_comm = ring(N·D)
+    dbs           as sync with T_comp × ρ, ρ ≤ 1 the balance gained on uneven devices (Ye et al. 2020)
+    hsgd          T_comm = 2[(D−1)/D·θ_in + (D−1)·λ_in] + ring_out(N), T_comp → max(T_comp, t_read):
+                  each node reads its contiguous shard while it computes (Wang et al. 2020)
+    async_groups  cycle = overlap(T_comp, ring(N·D/g)) + 2·t_ps,  T = max(cycle/g, t_ps),
+                  t_ps = θ_out + λ_out: a push serialised at the parameter server (Omnivore)
+    daso          T = T_local + max(0, T_global − S·T_local)/k, T_local = overlap(T_comp, ring_in(D)),
+                  T_global = ring_out(N) + θ_in + λ_in, S = 2 steps to hide them (Heat's default),
+                  k the effective steps between global syncs (Coquelin et al. 2022; 4 in Heat)
+
+No link speed is read from anywhere: θ and λ are learned from step timings. Parameters that the
+probes cannot identify are pinned (α_c = 0 with one batch size; the intra link = the inter link
+when no probe communicates inside a node only, and the reverse; t_read = 0, k = 4, ρ = 1 until
+hsgd, daso, dbs were probed across nodes). Effects the topology cannot
+explain (slow nodes, a strategy's balance) are kept as a multiplicative correction per
+(strategy, nodes) measured, then per strategy, then per nodes.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+from typing import NamedTuple
+
 import numpy as np
+from scipy.optimize import least_squares
 
 from predictor.se_model import INTERVAL, Estimate
-from predictor.types import ProbeResult
+from predictor.types import Config, ProbeResult
+
+DASO_SKIP = 4.0  # Heat's global_skip after warmup (max_global_skips 8 // 2)
+DASO_WAIT = 2  # Heat's batches_to_wait = global_skip // 2
+Z80 = 1.2816  # standard normal quantile of the 80% interval's upper end
+MIN_LOG_SIGMA = 0.03
+
+
+class HeParams(NamedTuple):
+    """Fitted constants (seconds); fields carry the formula they enter."""
+
+    alpha_c: float  # T_comp = alpha_c + beta_c·b
+    beta_c: float
+    theta_intra: float  # ring_in(W) = 2(W−1)/W·theta_intra + 2(W−1)·lat_intra
+    lat_intra: float
+    theta_inter: float  # ring_out(W) = 2(W−1)/W·theta_inter + 2(W−1)·lat_inter
+    lat_inter: float
+    gamma: float  # T = (T_comp^γ + T_comm^γ)^(1/γ)
+    read: float  # hsgd: T_comp → max(T_comp, read)
+    daso_skip: float  # daso: T = T_local + max(0, T_global − S·T_local)/daso_skip
+    balance: float  # dbs: T_comp → balance·T_comp
+
+
+class Topology(NamedTuple):
+    """Configurations as arrays, one entry per configuration (vectorised evaluation)."""
+
+    strategy: np.ndarray  # (C,) str
+    nodes: np.ndarray  # (C,) N
+    devices_per_node: np.ndarray  # (C,) D
+    batch: np.ndarray  # (C,) b per device
+    groups: np.ndarray  # (C,) g
+
+    @classmethod
+    def of(cls, configs: Sequence[Config]) -> Topology:
+        return cls(
+            np.array([c.strategy for c in configs]),
+            np.array([c.nodes for c in configs], float),
+            np.array([c.devices_per_node for c in configs], float),
+            np.array([c.batch_size for c in configs], float),
+            np.array([c.groups for c in configs], float),
+        )
+
+
+def _ring(workers: np.ndarray, theta: float, latency: float) -> np.ndarray:
+    """2(W−1)/W·θ + 2(W−1)·λ; zero for a single worker."""
+    w = np.maximum(workers, 1.0)
+    return 2.0 * (w - 1.0) / w * theta + 2.0 * (w - 1.0) * latency
+
+
+def _overlap(compute: np.ndarray, communicate: np.ndarray, gamma: float) -> np.ndarray:
+    """Pollux's (T_comp^γ + T_comm^γ)^(1/γ)."""
+    return (compute**gamma + communicate**gamma) ** (1.0 / gamma)
+
+
+def step_seconds(params: HeParams, topo: Topology) -> np.ndarray:
+    """Seconds per iteration of every configuration in ``topo`` (before corrections)."""
+    p = params
+    n, d, g = topo.nodes, topo.devices_per_node, topo.groups
+    compute = p.alpha_c + p.beta_c * topo.batch
+    spans = n > 1
+
+    def ring(workers: np.ndarray, crosses: np.ndarray) -> np.ndarray:
+        return np.where(
+            crosses, _ring(workers, p.theta_inter, p.lat_inter), _ring(workers, p.theta_intra, p.lat_intra)
+        )
+
+    flat = _overlap(compute, ring(n * d, spans), p.gamma)
+    hier_comm = 2.0 * ((d - 1.0) / d * p.theta_intra + (d - 1.0) * p.lat_intra)
+    hier = _overlap(np.maximum(compute, p.read), hier_comm + _ring(n, p.theta_inter, p.lat_inter), p.gamma)
+    group_size = n * d / g
+    t_ps = p.theta_inter + p.lat_inter
+    cycle = _overlap(compute, ring(group_size, group_size > d), p.gamma) + 2.0 * t_ps
+    asynchronous = np.maximum(cycle / g, t_ps)
+    local = _overlap(compute, _ring(d, p.theta_intra, p.lat_intra), p.gamma)
+    global_sync = np.where(spans, _ring(n, p.theta_inter, p.lat_inter) + p.theta_intra + p.lat_intra, 0.0)
+    daso = local + np.maximum(0.0, global_sync - DASO_WAIT * local) / p.daso_skip
+    balanced = _overlap(p.balance * compute, ring(n * d, spans), p.gamma)
+    s = topo.strategy
+    return np.select(
+        [s == "hsgd", s == "async_groups", s == "daso", s == "dbs"], [hier, asynchronous, daso, balanced],
+        default=flat,
+    )
+
+
+# -- fitting ---------------------------------------------------------------------------------------
+_LOWER = np.log([1e-9, 1e-12, 1e-12, 1e-12, 1e-12, 1e-12, 1.0, 1e-12, 1.0, 0.1])
+_UPPER = np.log([1e3, 1e2, 1e3, 1e1, 1e3, 1e1, 10.0, 1e3, 16.0, 1.0])
+
+
+def _pinned(topo: Topology) -> dict[int, int | float]:
+    """Which log-parameters the data cannot identify → pinned to a value or tied to another index.
+
+    An int value ties a parameter to another parameter's index; a float pins it in log space.
+    """
+    pins: dict[int, int | float] = {}
+    if np.unique(topo.batch).size < 2:
+        pins[0] = float(_LOWER[0])  # α_c: one batch size cannot split α_c from β_c·b
+    s, n, d = topo.strategy, topo.nodes, topo.devices_per_node
+    uses_inter = np.any(n > 1)
+    group_size = n * d / topo.groups
+    uses_intra = np.any(((s == "hsgd") | (s == "daso")) & (d > 1)) or np.any(
+        (s == "async_groups") & (group_size > 1) & (group_size <= d)
+    ) or np.any((n == 1) & (d > 1))
+    if not uses_intra:
+        pins.update({2: 4, 3: 5})
+    elif not uses_inter:
+        pins.update({4: 2, 5: 3})
+    if not np.any(s == "hsgd"):
+        pins[7] = float(_LOWER[7])
+    if not np.any((s == "daso") & (n > 1)):
+        pins[8] = math.log(DASO_SKIP)
+    if not np.any(s == "dbs"):
+        pins[9] = 0.0
+    return pins
+
+
+def _expand(free: np.ndarray, pins: dict[int, int | float], size: int) -> np.ndarray:
+    full = np.empty(size)
+    free_index = [i for i in range(size) if i not in pins]
+    full[free_index] = free
+    for i, pin in pins.items():
+        if isinstance(pin, float):
+            full[i] = pin
+    for i, pin in pins.items():
+        if isinstance(pin, int):
+            full[i] = full[pin]
+    return full
+
+
+def fit_params(topo: Topology, seconds: np.ndarray) -> tuple[HeParams, float]:
+    """Least squares on log seconds/iteration with log-space bounds; returns (params, σ_log)."""
+    pins = _pinned(topo)
+    size = len(HeParams._fields)
+    free_index = [i for i in range(size) if i not in pins]
+    per_sample = float(np.median(seconds / topo.batch))
+    start = np.log([per_sample * 4, per_sample * 0.5, per_sample, per_sample * 1e-2, per_sample,
+                    per_sample * 1e-2, 2.0, per_sample, DASO_SKIP, 0.9])
+    start = np.clip(start, _LOWER + 1e-6, _UPPER - 1e-6)
+    observed = np.log(seconds)
+
+    def residuals(free: np.ndarray) -> np.ndarray:
+        params = HeParams(*np.exp(_expand(free, pins, size)))
+        return np.log(np.maximum(step_seconds(params, topo), 1e-300)) - observed
+
+    fit = least_squares(residuals, start[free_index], bounds=(_LOWER[free_index], _UPPER[free_index]))
+    params = HeParams(*(float(v) for v in np.exp(_expand(fit.x, pins, size))))
+    dof = max(len(seconds) - len(free_index), 1)
+    sigma = math.sqrt(float(np.sum(fit.fun**2)) / dof)
+    return params, max(sigma, MIN_LOG_SIGMA)
+
+
+class HeModel:
+    """Seconds/iteration for any config: the fitted topology model times a measured correction."""
+
+    def __init__(self, params: HeParams, sigma: float, corrections: dict[tuple, float]) -> None:
+        self.params = params
+        self.sigma = sigma
+        self.corrections = corrections
+
+    @classmethod
+    def fit(cls, results: Sequence[ProbeResult]) -> HeModel | None:
+        usable = [r for r in results if r.iterations > 0 and r.seconds > 0 and not r.error]
+        if not usable:
+            return None
+        topo = Topology.of([r.config for r in usable])
+        seconds = np.array([r.seconds_per_iteration for r in usable])
+        params, sigma = fit_params(topo, seconds)
+        log_residual = np.log(seconds / step_seconds(params, topo))
+        corrections: dict[tuple, list[float]] = {}
+        for r, res in zip(usable, log_residual, strict=True):
+            for key in (("sn", r.config.strategy, r.config.nodes), ("s", r.config.strategy),
+                        ("n", r.config.nodes)):
+                corrections.setdefault(key, []).append(float(res))
+        return cls(params, sigma, {k: float(np.mean(v)) for k, v in corrections.items()})
+
+    def _correction(self, config: Config) -> float:
+        for key in (("sn", config.strategy, config.nodes), ("s", config.strategy), ("n", config.nodes)):
+            if key in self.corrections:
+                return self.corrections[key]
+        return 0.0
+
+    def predict(self, configs: Sequence[Config]) -> list[Estimate]:
+        """Seconds/iteration with an 80% interval exp(±z·σ) from the fit's log residuals."""
+        base = step_seconds(self.params, Topology.of(configs))
+        out = []
+        for config, value in zip(configs, base, strict=True):
+            measured = ("sn", config.strategy, config.nodes) in self.corrections
+            sigma = self.sigma if measured else 2.0 * self.sigma
+            v = float(value * math.exp(self._correction(config)))
+            out.append(Estimate(v, v * math.exp(-Z80 * sigma), v * math.exp(Z80 * sigma)))
+        return out
 
 
 def seconds_per_iteration(result: ProbeResult) -> Estimate | None:
+    """The probed config's own measured s/it: the mean, with the 10–90% spread of its steps."""
     steps = np.array(result.step_seconds, dtype=float)
     if steps.size == 0:
         return None

@@ -5,11 +5,16 @@ Call order: ``ask()`` returns the next batch of configurations to probe (run the
 
 Stages, each a batch:
   1. ``sync`` on all devices, μ = 0.9, a sweep over learning rates → the best rate η*;
-  2. for g = 2, 4, 8, … (``async_groups``): a grid of explicit momentum μ × {η*, η*/3}, since
-     asynchrony adds implicit momentum ≈ 1 − 1/g and explicit μ must be re-tuned per g; climb
-     to the next g only while more asynchrony pays ≥ 10%;
-  3. the other strategies at η*, μ = 0.9;
-  4. the other batch sizes for the incumbent, learning rate scaled linearly with batch.
+  2. for g = 2, 4, 8, … (``async_groups``): explicit momentum μ × {η*, η*/3}, keeping only the
+     μ whose total momentum μ + (1 − 1/g) (Mitliagkas et al. 2016) stays near the sync optimum;
+     climb to the next g only while more asynchrony pays ≥ 10%, and not at all when the HE model
+     says even sync's iteration count at g's speed could not pay 10%;
+  3. the other strategies at η*, μ = 0.9, unless the HE model predicts them ≥ 5% slower per step;
+  4. model sweep: every probed recipe over every node count and batch size, predicted by the
+     pooled TTC model (predictor.ttc_model); the best few predicted to win by ≥ 5% are probed
+     to confirm, and the rest — predicted dominated — are never run.
+A diverged probe prunes its recipe's larger steps (higher η at the same g). Each trial reports its
+loss curve against probe time to an Optuna pruner; pruned trials are not expanded in stage 4.
 The plan keeps the baseline (sync, all devices, μ = 0.9, η*) unless a challenger wins by ≥ 5%.
 """
 
@@ -20,12 +25,17 @@ from collections.abc import Iterator
 
 import optuna
 
-from predictor.ttc_model import predict_ttc
+from predictor.noise_scale import total_momentum
+from predictor.ttc_model import TtcModel, recipe
 from predictor.types import STRATEGIES, Budget, Config, Plan, Prediction, ProbeResult, SearchSpace
 
 ASYNC_MUST_PAY = 0.10
 CHANGE_MARGIN = 0.05
 BASELINE_MOMENTUM = 0.9
+MOMENTUM_SLACK = 0.1  # total momentum allowed above the sync optimum before a μ is skipped
+SWEEP_ROUNDS = 2
+SWEEP_WIDTH = 3  # configurations confirmed per sweep round
+PRUNER_STEPS = 100  # probe time is reported to the pruner in hundredths of the probe length
 
 
 class TargetUnreachable(RuntimeError):
@@ -43,6 +53,15 @@ def _trial_distributions(space: SearchSpace) -> dict[str, optuna.distributions.B
     }
 
 
+def node_counts(space: SearchSpace) -> list[int]:
+    """1, 2, 4, … up to and including the cluster's node count."""
+    counts, n = [], 1
+    while n < space.nodes:
+        counts.append(n)
+        n *= 2
+    return counts + [space.nodes]
+
+
 class ColdStartSearch:
     def __init__(
         self,
@@ -54,9 +73,14 @@ class ColdStartSearch:
         self.space = space
         self.budget = budget
         self.target = target
-        self.study = study or optuna.create_study(direction="minimize")
+        self.study = study or optuna.create_study(
+            direction="minimize",
+            pruner=optuna.pruners.MedianPruner(n_startup_trials=4, n_warmup_steps=PRUNER_STEPS // 4),
+        )
         self.results: dict[str, ProbeResult] = {}
         self.predictions: dict[str, Prediction] = {}
+        self.pruned: set[str] = set()
+        self.model: TtcModel | None = None
         self._trials: dict[str, optuna.trial.Trial] = {}
         self._stages = self._plan_stages()
         self._pending: list[Config] = []
@@ -68,8 +92,7 @@ class ColdStartSearch:
         """The next batch to probe; empty when the search is over (or the budget is spent)."""
         if self._pending or self._done:
             return []
-        remaining = self.budget.max_probes - len(self.results)
-        while remaining > 0:
+        while (remaining := self._probes_left()) > 0:
             try:
                 batch = next(self._stages)
             except StopIteration:
@@ -83,21 +106,51 @@ class ColdStartSearch:
         self._done = True
         return []
 
+    def _probes_left(self) -> int:
+        """Probes the count budget and the cluster-seconds budget both still allow."""
+        left = self.budget.max_probes - len(self.results)
+        if self.budget.max_cluster_seconds is not None:
+            per_probe = self.budget.probe_seconds
+            left = min(left, int((self.budget.max_cluster_seconds - self.cluster_seconds()) // per_probe))
+        return max(left, 0)
+
     def tell(self, result: ProbeResult) -> None:
         key = result.config.key()
         self.results[key] = result
         self._pending = [c for c in self._pending if c.key() != key]
-        prediction = predict_ttc(result, self.target)
-        if prediction is not None:
-            self.predictions[key] = prediction
+        self._refit()
+        prediction = self.predictions.get(key)
         trial = self._trials.pop(key, None) or self._record(result.config)
         trial.set_user_attr("final_loss", result.final_loss)
         trial.set_user_attr("reached_iteration", result.reached_iteration)
         if result.diverged or result.error or prediction is None:
             trial.set_user_attr("prune_reason", result.error or ("diverged" if result.diverged else "no fit"))
+            self.pruned.add(key)
             self.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
-        else:
-            self.study.tell(trial, min(prediction.ttc_seconds, 1e300))
+            return
+        if self._report_curve(trial, result):
+            trial.set_user_attr("prune_reason", "pruner: loss behind the median at equal probe time")
+            self.pruned.add(key)
+        self.study.tell(trial, min(prediction.ttc_seconds, 1e300))
+
+    def _report_curve(self, trial: optuna.trial.Trial, result: ProbeResult) -> bool:
+        """Report loss against probe time (Optuna's pruner over probe length); True when pruned."""
+        length = max(self.budget.probe_seconds, 1e-12)
+        pruned = False
+        for _, seconds, loss in result.curve:
+            if not math.isfinite(loss):
+                continue
+            trial.report(loss, min(int(PRUNER_STEPS * seconds / length), PRUNER_STEPS))
+            pruned = pruned or trial.should_prune()
+        return pruned
+
+    def _refit(self) -> None:
+        self.model = TtcModel(list(self.results.values()), self.target)
+        self.predictions = {}
+        for key, result in self.results.items():
+            prediction = self.model.predict(result.config)
+            if prediction is not None and not result.diverged:
+                self.predictions[key] = prediction
 
     def stop(self) -> None:
         """End the search early (deadline or cancel); ``plan()`` uses what was measured."""
@@ -127,6 +180,10 @@ class ColdStartSearch:
         alive = [c for c in probed if not self.results[c.key()].diverged]
         return min(alive, key=lambda c: self.results[c.key()].final_loss) if alive else None
 
+    def _predicted_speed(self, config: Config) -> float:
+        speed = self.model.speed(config) if self.model is not None else None
+        return speed.value if speed is not None else math.inf
+
     def _plan_stages(self) -> Iterator[list[Config]]:
         space = self.space
         sizes = sorted(space.batch_sizes)
@@ -135,47 +192,93 @@ class ColdStartSearch:
         def config(strategy: str, **kw: float) -> Config:
             return Config(strategy, space.nodes, space.devices_per_node, **{"batch_size": base_batch, **kw})
 
-        sweep = [config("sync", lr=lr, momentum=BASELINE_MOMENTUM) for lr in space.learning_rates]
+        # 1. the learning rate, on the baseline strategy
+        sweep = [config("sync", lr=lr, momentum=BASELINE_MOMENTUM) for lr in sorted(space.learning_rates)]
         yield sweep
         best = self._best(sweep)
         if best is None:
             return
         self.baseline = best
         best_lr = best.lr
-        candidates: list[Config] = list(sweep)
+        sync_steps = self.predictions[best.key()].iterations if best.key() in self.predictions else None
+        # 2. the asynchrony ladder
         if "async_groups" in space.strategies:
-            incumbent = self._ttc(best)
-            for g in space.group_counts():
-                if g == 1:
-                    continue
-                grid = [
-                    config("async_groups", groups=g, lr=lr, momentum=mu)
-                    for mu in space.momenta
-                    for lr in (best_lr, best_lr / 3)
-                ]
-                yield grid
-                candidates += grid
-                g_best = self._best(grid)
-                g_ttc = self._ttc(g_best) if g_best else math.inf
-                if not g_ttc < (1 - ASYNC_MUST_PAY) * incumbent:
-                    break
-                incumbent = g_ttc
-        others = [s for s in space.strategies if s not in ("sync", "async_groups")]
-        if others:
-            batch = [config(s, lr=best_lr, momentum=BASELINE_MOMENTUM) for s in others]
-            yield batch
-            candidates += batch
-        leader = self._best(candidates)
-        if leader is not None and len(sizes) > 1:
-            yield [
-                leader.replace(batch_size=b, lr=leader.lr * b / leader.batch_size)
-                for b in sizes
-                if b != leader.batch_size
-            ]
+            yield from self._async_ladder(config, best, best_lr, sync_steps)
+        # 3. the other strategies, unless the HE model shows them dominated per step
+        incumbent = self._best([self._config_of(k) for k in self.results])
+        others = [
+            config(s, lr=best_lr, momentum=BASELINE_MOMENTUM)
+            for s in space.strategies
+            if s not in ("sync", "async_groups")
+        ]
+        reference = self._predicted_speed(best)
+        kept = [c for c in others if self._predicted_speed(c) < (1 + CHANGE_MARGIN) * reference]
+        if kept:
+            yield kept
+        # 4. node counts and batch sizes, predicted by the pooled model; confirm only likely winners
+        for _ in range(SWEEP_ROUNDS):
+            incumbent = self._best([self._config_of(k) for k in self.results if k not in self.pruned])
+            if incumbent is None:
+                return
+            challengers = self._sweep_candidates(self._ttc(incumbent))
+            if not challengers:
+                return
+            yield challengers[:SWEEP_WIDTH]
+
+    def _async_ladder(self, config, best: Config, best_lr: float, sync_steps: float | None):  # type: ignore[no-untyped-def]
+        incumbent = self._ttc(best)
+        for g in self.space.group_counts():
+            if g == 1:
+                continue
+            probe_g = config("async_groups", groups=g, lr=best_lr, momentum=0.0)
+            if sync_steps is not None and math.isfinite(incumbent):
+                # Asynchrony never needs fewer iterations than sync; if even that cannot pay, stop.
+                bound = self._predicted_speed(probe_g) * sync_steps
+                if not bound < (1 - ASYNC_MUST_PAY) * incumbent:
+                    return
+            momenta = sorted(space_m for space_m in self.space.momenta
+                             if total_momentum(space_m, g) <= BASELINE_MOMENTUM + MOMENTUM_SLACK)
+            momenta = momenta or [min(self.space.momenta)]
+            grid = [config("async_groups", groups=g, lr=lr, momentum=mu)
+                    for mu in momenta for lr in (best_lr, best_lr / 3)]
+            yield grid
+            g_best = self._best(grid)
+            g_ttc = self._ttc(g_best) if g_best else math.inf
+            if not g_ttc < (1 - ASYNC_MUST_PAY) * incumbent:
+                return
+            incumbent = g_ttc
+
+    def _config_of(self, key: str) -> Config:
+        return self.results[key].config
+
+    def _sweep_candidates(self, incumbent_ttc: float) -> list[Config]:
+        """Unprobed node-count × batch-size variants of every live recipe predicted to win by ≥ 5%."""
+        if self.model is None:
+            return []
+        recipes = {
+            recipe(r.config): r.config for k, r in self.results.items()
+            if k in self.predictions and k not in self.pruned
+        }
+        candidates = {}
+        for base in recipes.values():
+            for nodes in node_counts(self.space):
+                for batch in self.space.batch_sizes:
+                    devices = nodes * base.devices_per_node
+                    if base.groups > 1 and devices % base.groups:
+                        continue
+                    candidate = base.replace(nodes=nodes, batch_size=batch)
+                    if candidate.key() not in self.results:
+                        candidates[candidate.key()] = candidate
+        configs = list(candidates.values())
+        ttc = self.model.predict_many(configs)
+        ranked = sorted(
+            (t, i) for i, t in enumerate(ttc) if t < (1 - CHANGE_MARGIN) * incumbent_ttc
+        )
+        return [configs[i] for _, i in ranked]
 
     # -- the answer -----------------------------------------------------------------------------
     def plan(self, study_id: str) -> Plan:
-        """The best configuration and its prediction; raises TargetUnreachable when none."""
+        """The best probed configuration and its prediction; raises TargetUnreachable when none."""
         scored = [
             (p.ttc_seconds, key) for key, p in self.predictions.items() if math.isfinite(p.ttc_seconds)
         ]
@@ -191,7 +294,11 @@ class ColdStartSearch:
         ) * baseline_ttc:
             best_key = baseline.key()
         best = self.results[best_key]
-        evidence = [best_key] + ([baseline.key()] if baseline.key() != best_key else [])
+        supporting = [
+            key for key, r in self.results.items()
+            if key != best_key and recipe(r.config) == recipe(best.config)
+        ]
+        evidence = [best_key] + ([baseline.key()] if baseline.key() != best_key else []) + supporting
         return Plan(
             study_id=study_id,
             config=best.config,

@@ -211,9 +211,11 @@ class SearchSpace:
 
 @dataclass(frozen=True)
 class Budget:
-    """Limits of a study: per-probe length in cluster seconds, probe count, wall deadline."""
+    """Limits of a study: per-probe length in cluster seconds, probe count, wall deadline, and
+    optionally the cluster-seconds all probes together may spend (DESIGN.md §7)."""
 
     probe_seconds: float = 20.0
     max_probes: int = 48
     deadline_seconds: float = 3600.0
     probe_max_iterations: int = 3000
+    max_cluster_seconds: float | None = None

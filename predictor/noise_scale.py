@@ -1,0 +1,57 @@
+"""Batch-size scaling of statistical efficiency from the gradient noise scale.
+
+McCandlish et al. (arXiv 1812.06162): steps to a given loss follow S = S_min·(1 + B_noise/B),
+so doubling a batch far below B_noise halves the steps, and far above it changes nothing.
+B_noise ≈ B_simple = tr(Σ)/|G|² is estimated for free from two gradient norms a probe already
+has — a worker's (batch B_small) and the all-reduced one (B_big) — with their Appendix A.1
+unbiased estimators:
+
+    |G|²  ≈ (B_big·|G_big|² − B_small·|G_small|²) / (B_big − B_small)
+    tr(Σ) ≈ (|G_small|² − |G_big|²) / (1/B_small − 1/B_big)
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from predictor.types import ProbeResult
+
+
+def noise_scale(results: list[ProbeResult]) -> float | None:
+    """B_simple from the probes' averaged gradient-norm pairs; None when they say nothing.
+
+    Both estimators are noisy for one pair, so (as McCandlish et al. advise) numerator and
+    denominator are averaged over probes before the ratio is taken.
+    """
+    grads, traces = [], []
+    for r in results:
+        if None in (r.grad_sq_small, r.grad_sq_big, r.batch_small, r.batch_big) or r.diverged:
+            continue
+        small, big = float(r.batch_small), float(r.batch_big)
+        if big <= small:
+            continue
+        grads.append((big * r.grad_sq_big - small * r.grad_sq_small) / (big - small))
+        traces.append((r.grad_sq_small - r.grad_sq_big) / (1.0 / small - 1.0 / big))
+    if not grads:
+        return None
+    grad_sq, trace = float(np.mean(grads)), float(np.mean(traces))
+    if not (grad_sq > 0 and trace > 0 and math.isfinite(trace / grad_sq)):
+        return None
+    return trace / grad_sq
+
+
+def steps_ratio(batch_from: np.ndarray | float, batch_to: np.ndarray | float, b_noise: float) -> np.ndarray:
+    """S(B_to)/S(B_from) = (1 + B_noise/B_to)/(1 + B_noise/B_from) (McCandlish et al., eq. 2.11)."""
+    return (1.0 + b_noise / np.asarray(batch_to, float)) / (1.0 + b_noise / np.asarray(batch_from, float))
+
+
+def implicit_momentum(groups: np.ndarray | int) -> np.ndarray:
+    """Asynchrony across g groups acts like momentum 1 − 1/g (Mitliagkas et al., arXiv 1605.09774)."""
+    return 1.0 - 1.0 / np.asarray(groups, float)
+
+
+def total_momentum(momentum: np.ndarray | float, groups: np.ndarray | int) -> np.ndarray:
+    """Explicit plus implicit momentum — Omnivore (Hadjis et al. 2016, §4) tunes μ so this stays put."""
+    return np.asarray(momentum, float) + implicit_momentum(groups)
