@@ -18,6 +18,7 @@ from service import crud
 from service.api import ROUTERS
 from service.db import Database
 from service.metrics import Metrics
+from service.orchestration import dispose_optuna_storages
 from service.scheduler import StudyScheduler
 from service.settings import Settings, get_settings
 
@@ -58,6 +59,7 @@ def create_app(settings: Settings | None = None, *, run_studies: bool = True) ->
             if scheduler is not None:
                 scheduler.shutdown()
             db.dispose()
+            dispose_optuna_storages()
 
     app = FastAPI(
         title="ttc",

@@ -21,7 +21,7 @@ from service.db import Database
 from service.orchestration import Progress, StudyRunner
 from service.run_configs import ConfigArgumentError, execute_configs, parse_config_argument
 from service.settings import get_settings
-from worker.spec import SpecError, load_spec
+from worker.spec import Spec, SpecError, load_spec
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_UNREACHABLE = 0, 1, 2, 3
 
@@ -73,6 +73,7 @@ def tune(
     spec_path: SpecArg,
     as_json: JsonOpt = False,
     out_file: Annotated[Path | None, typer.Option("--out", help="also write the plan here")] = None,
+    server: Annotated[str | None, typer.Option(help="run on a ttc service at this URL")] = None,
 ) -> None:
     """Probe the search space and print the plan with the lowest predicted time to convergence."""
     try:
@@ -80,6 +81,12 @@ def tune(
     except SpecError as exc:
         raise _fail(EXIT_BAD_INPUT, f"invalid spec {spec_path}:\n{exc}") from None
     settings = get_settings()
+    if server is not None:
+        payload = _tune_on_server(server, spec, settings.api_token, as_json)
+        _emit(payload, as_json, out_file)
+        if not as_json:
+            _print_plan(payload)
+        return
     db = Database(settings.database_url)
     db.migrate()
     show = None if as_json or not sys.stderr.isatty() else _show_progress
@@ -95,6 +102,27 @@ def tune(
     _emit(payload, as_json, out_file)
     if not as_json:
         _print_plan(payload)
+
+
+def _tune_on_server(server: str, spec: Spec, token: str | None, as_json: bool) -> dict[str, Any]:
+    """The remote half of ``tune``: same plan, same exit codes as the local mode."""
+    from service.remote import RemoteError, tune_remote
+
+    def show(kind: str, data: dict[str, Any]) -> None:
+        if kind == "submitted":
+            err.print(f"study {data['study_id']} · on {server}", highlight=False)
+        elif kind == "probe_finished" and sys.stderr.isatty():
+            err.print(f"probe {data['probe'] + 1} [dim]{data['key']}[/] {data['state']}", highlight=False)
+
+    try:
+        outcome = tune_remote(server, spec, token, on_event=None if as_json else show)
+    except RemoteError as exc:
+        raise _fail(EXIT_BAD_INPUT if exc.bad_input else EXIT_INTERNAL, str(exc)) from None
+    if outcome.state == "unreachable":
+        raise _fail(EXIT_UNREACHABLE, outcome.error or "target unreachable within the budget")
+    if outcome.plan is None:
+        raise _fail(EXIT_INTERNAL, f"study {outcome.study_id} ended {outcome.state}: {outcome.error}")
+    return outcome.plan
 
 
 def _print_plan(plan: dict[str, Any]) -> None:

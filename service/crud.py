@@ -38,7 +38,7 @@ def list_studies(
 
 
 def count_by_state(session: Session) -> dict[str, int]:
-    return dict(session.execute(select(Study.state, func.count()).group_by(Study.state)).tuples().all())
+    return dict(session.execute(select(Study.state, func.count()).group_by(Study.state)).all())
 
 
 def unfinished_study_ids(session: Session) -> list[str]:
@@ -137,7 +137,7 @@ def list_probes(session: Session, *, study_id: str) -> list[Probe]:
 
 
 def count_probes_by_state(session: Session) -> dict[str, int]:
-    return dict(session.execute(select(Probe.state, func.count()).group_by(Probe.state)).tuples().all())
+    return dict(session.execute(select(Probe.state, func.count()).group_by(Probe.state)).all())
 
 
 # -- runs ----------------------------------------------------------------------------------------

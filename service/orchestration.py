@@ -18,14 +18,13 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 
 import optuna
 
 from predictor import ColdStartSearch, Plan, ProbeResult, TargetUnreachable
 from service import crud
 from service.db import Database
-from service.db.session import is_sqlite, sqlite_engine_kwargs, use_sqlite_begin
+from service.db.session import POOL, is_sqlite, sqlite_engine_kwargs, use_sqlite_begin
 from worker.launcher import ProbeLauncher
 from worker.probe import target_value
 from worker.spec import Spec, parse_spec
@@ -49,15 +48,31 @@ class Progress:
     last: ProbeResult | None = None
 
 
-@cache
+_storages: dict[str, optuna.storages.RDBStorage] = {}
+_storages_lock = threading.Lock()
+
+
 def optuna_storage(database_url: str) -> optuna.storages.RDBStorage:
     """Optuna's RDB storage in the service's own database, one per process (one connection pool).
 
     On SQLite its writes also ``BEGIN IMMEDIATE`` so concurrent studies queue instead of failing.
     """
-    kwargs = {"pool_pre_ping": True, "pool_size": 10, "max_overflow": 20}
-    if is_sqlite(database_url):
-        kwargs = sqlite_engine_kwargs()
+    with _storages_lock:
+        if database_url not in _storages:
+            _storages[database_url] = _make_storage(database_url)
+        return _storages[database_url]
+
+
+def dispose_optuna_storages() -> None:
+    """Close the pools of every Optuna storage this process opened (shutdown, tests)."""
+    with _storages_lock:
+        for storage in _storages.values():
+            storage.engine.dispose()
+        _storages.clear()
+
+
+def _make_storage(database_url: str) -> optuna.storages.RDBStorage:
+    kwargs = {**POOL, **(sqlite_engine_kwargs() if is_sqlite(database_url) else {"pool_pre_ping": True})}
     storage = optuna.storages.RDBStorage(database_url, engine_kwargs=kwargs)
     if is_sqlite(database_url):
         use_sqlite_begin(storage.engine, "BEGIN IMMEDIATE")

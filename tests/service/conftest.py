@@ -1,0 +1,73 @@
+"""Fixtures: a throwaway database per test on SQLite and on the real PostgreSQL, one Ray per session.
+
+PostgreSQL: 127.0.0.1:5432, trust auth, user postgres (``.ci/start-postgres`` starts it). One
+database is created per test session and dropped after; each test gets a clean schema in it.
+Unreachable locally → the ``postgres`` cases skip.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.exc import OperationalError
+
+from service.db import Database
+from service.orchestration import dispose_optuna_storages
+
+POSTGRES_SERVER = os.environ.get("TTC_TEST_POSTGRES", "postgresql+psycopg2://postgres@127.0.0.1:5432")
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    admin = create_engine(f"{POSTGRES_SERVER}/postgres", isolation_level="AUTOCOMMIT")
+    name = f"ttc_test_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+    try:
+        with admin.connect() as connection:
+            connection.execute(text(f'CREATE DATABASE "{name}"'))
+    except OperationalError as exc:
+        admin.dispose()
+        pytest.skip(f"PostgreSQL not reachable at {POSTGRES_SERVER}: {str(exc).splitlines()[0]}")
+    yield f"{POSTGRES_SERVER}/{name}"
+    dispose_optuna_storages()
+    with admin.connect() as connection:
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+def _reset_postgres(url: str) -> None:
+    engine = create_engine(url, isolation_level="AUTOCOMMIT")
+    with engine.connect() as connection:
+        connection.execute(text("DROP SCHEMA public CASCADE"))
+        connection.execute(text("CREATE SCHEMA public"))
+    engine.dispose()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database_url(request: pytest.FixtureRequest, tmp_path) -> str:  # type: ignore[no-untyped-def]
+    """A fresh, empty database on each backend."""
+    dispose_optuna_storages()  # cached engines point at the previous test's database
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'ttc.db'}"
+    url = request.getfixturevalue("postgres_url")
+    _reset_postgres(url)
+    return url
+
+
+@pytest.fixture
+def db(database_url: str) -> Iterator[Database]:
+    database = Database(database_url)
+    database.migrate()
+    yield database
+    database.dispose()
+
+
+@pytest.fixture(scope="session")
+def ray_address(ray_local: None) -> str:
+    """The session's Ray (tests/conftest.py); service subprocesses connect to it as drivers."""
+    import ray
+
+    return ray.get_runtime_context().gcs_address

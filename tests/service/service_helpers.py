@@ -1,0 +1,89 @@
+"""Shared test helpers: tiny specs and a ``ttc serve`` subprocess."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+
+def tiny_spec(**budget: Any) -> dict[str, Any]:
+    """A study of a few short probes on a 1×2 simulated cluster (seconds per probe on a CPU)."""
+    return {
+        "workload": {"name": "digits-mlp"},
+        "target": {"metric": "train_loss", "value": 0.5, "eval_every": 5},
+        "cluster": {"backend": "simulated", "nodes": 1, "devices_per_node": 2},
+        "search": {"strategies": ["sync", "async_groups"], "batch_sizes": [32],
+                   "learning_rates": [0.1, 0.3], "momenta": [0.9]},
+        "budget": {"probe_seconds": 0.5, "max_probes": 3, "probe_max_iterations": 50, **budget},
+    }
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class ServiceProcess:
+    """``ttc serve`` in a child process, so a test can SIGKILL it like a crashed host."""
+
+    def __init__(self, database_url: str, ray_address: str, log: Path, **env: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.env = {
+            **os.environ, "TTC_DATABASE_URL": database_url, "TTC_RAY_ADDRESS": ray_address,
+            "TTC_LEASE_SECONDS": "3", "TTC_POLL_SECONDS": "0.5", **env,
+        }
+        self.log = log
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 60.0) -> ServiceProcess:
+        with self.log.open("ab") as sink:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", "from service.cli import main; main()", "serve",
+                 "--port", str(self.port)],
+                env=self.env, stdout=sink, stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"service exited with {self.process.returncode}; see {self.log}")
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                pass
+            time.sleep(0.2)
+        raise TimeoutError(f"service not healthy within {timeout}s; see {self.log}")
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown hook runs, leases stay until they expire."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+def wait_for(predicate, timeout: float, interval: float = 0.1, what: str = "condition"):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise TimeoutError(f"{what} not reached within {timeout}s")

@@ -1,0 +1,91 @@
+"""The REST API without Ray: routes, validation, auth, limits, SSE, metrics, health."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from service.app import create_app
+from service.settings import Settings
+from tests.service.service_helpers import tiny_spec
+
+
+@pytest.fixture
+def client(database_url: str) -> Iterator[TestClient]:
+    settings = Settings(database_url=database_url, api_token="s3cret", max_cluster_devices=64)
+    with TestClient(create_app(settings, run_studies=False)) as test_client:
+        test_client.headers["Authorization"] = "Bearer s3cret"
+        yield test_client
+
+
+def test_submit_list_show_and_cancel_a_study(client: TestClient) -> None:
+    created = client.post("/v1/studies", json=tiny_spec())
+    assert created.status_code == 202
+    study_id = created.json()["id"]
+    assert client.get("/v1/studies").json()["data"][0]["id"] == study_id
+    shown = client.get(f"/v1/studies/{study_id}").json()
+    budget = shown["spec"]["budget"]["max_probes"]
+    assert (shown["state"], shown["workload"], budget) == ("pending", "digits-mlp", 3)
+    assert client.get(f"/v1/studies/{study_id}/trials").json() == {"data": [], "count": 0}
+    assert client.get(f"/v1/studies/{study_id}/plan").status_code == 409
+    assert client.post(f"/v1/studies/{study_id}/cancel").json()["state"] == "cancelled"
+    assert client.get("/v1/studies", params={"state": "cancelled"}).json()["count"] == 1
+
+
+def test_unknown_ids_are_404(client: TestClient) -> None:
+    for path in ("", "/trials", "/plan", "/events"):
+        assert client.get(f"/v1/studies/nope{path}").status_code == 404
+    assert client.post("/v1/studies/nope/cancel").status_code == 404
+
+
+def test_mutating_routes_need_the_token(client: TestClient) -> None:
+    del client.headers["Authorization"]
+    assert client.post("/v1/studies", json=tiny_spec()).status_code == 401
+    wrong = client.post("/v1/studies", json=tiny_spec(), headers={"Authorization": "Bearer nope"})
+    assert wrong.status_code == 401
+    assert client.get("/v1/studies").status_code == 200
+
+
+def test_bad_specs_get_field_level_422(client: TestClient) -> None:
+    spec = tiny_spec()
+    spec["workload"] = {"factory": "os:system"}
+    spec["cluster"]["nodes"] = 0
+    response = client.post("/v1/studies", json=spec)
+    assert response.status_code == 422
+    locations = {tuple(e["loc"]) for e in response.json()["detail"]}
+    assert {("body", "workload"), ("body", "cluster", "nodes")} <= locations
+
+
+def test_service_limits_are_422_and_oversized_bodies_413(client: TestClient) -> None:
+    spec = tiny_spec()
+    spec["cluster"].update(nodes=16, devices_per_node=8)
+    response = client.post("/v1/studies", json=spec)
+    assert response.status_code == 422
+    assert "exceeds this service's limit of 64 devices" in response.json()["detail"][0]["msg"]
+    huge = client.post("/v1/studies", content=b"x" * 100_000, headers={"Content-Type": "application/json"})
+    assert huge.status_code == 413
+
+
+def test_event_stream_replays_from_any_id(client: TestClient) -> None:
+    study_id = client.post("/v1/studies", json=tiny_spec()).json()["id"]
+    client.post(f"/v1/studies/{study_id}/cancel")
+    stream = client.get(f"/v1/studies/{study_id}/events")  # ends: the study is cancelled
+    assert stream.headers["content-type"].startswith("text/event-stream")
+    frames = [f for f in stream.text.split("\n\n") if f]
+    assert [f.splitlines()[1] for f in frames] == ["event: state", "event: state"]
+    first_id = int(frames[0].splitlines()[0].removeprefix("id: "))
+    rest = client.get(f"/v1/studies/{study_id}/events", headers={"Last-Event-ID": str(first_id)}).text
+    assert '"cancelled"' in rest and '"pending"' not in rest
+
+
+def test_health_metrics_and_docs(client: TestClient) -> None:
+    client.post("/v1/studies", json=tiny_spec())
+    health = client.get("/healthz").json()
+    assert (health["status"], health["database"]) == ("ok", "ok")
+    metrics = client.get("/metrics").text
+    assert 'ttc_studies{state="pending"} 1.0' in metrics
+    assert 'ttc_http_request_seconds_count{method="POST",route="/v1/studies",status="202"}' in metrics
+    assert "/v1/studies/{study_id}/events" in client.get("/openapi.json").json()["paths"]
+    assert client.get("/docs").status_code == 200

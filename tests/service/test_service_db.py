@@ -1,0 +1,69 @@
+"""The database layer on SQLite and PostgreSQL: migrations, leases, probe rows, events."""
+
+from __future__ import annotations
+
+import time
+
+from sqlalchemy import inspect
+
+from predictor.types import Config, ProbeResult
+from service import crud
+from service.db import Database
+from service.db.migrate import VERSION_TABLE
+
+
+def test_migrations_create_every_table_and_are_idempotent(db: Database) -> None:
+    db.migrate()  # second run: a no-op
+    tables = set(inspect(db.engine).get_table_names())
+    assert {"ttc_studies", "ttc_probes", "ttc_runs", "ttc_events", "ttc_leases", VERSION_TABLE} <= tables
+
+
+def test_lease_is_exclusive_until_it_expires(db: Database) -> None:
+    with db.transaction() as session:
+        study_id = crud.create_study(session, spec={"workload": {"name": "digits-mlp"}}).id
+    with db.transaction() as session:
+        assert crud.acquire_lease(session, study_id=study_id, owner="a", seconds=0.5)
+    with db.transaction() as session:
+        assert not crud.acquire_lease(session, study_id=study_id, owner="b", seconds=0.5)
+        assert crud.renew_lease(session, study_id=study_id, owner="a", seconds=0.5)
+    time.sleep(0.7)
+    with db.transaction() as session:
+        assert crud.acquire_lease(session, study_id=study_id, owner="b", seconds=30)
+    with db.transaction() as session:
+        assert not crud.renew_lease(session, study_id=study_id, owner="a", seconds=30)
+        crud.release_lease(session, study_id=study_id, owner="b")
+    with db.transaction() as session:
+        assert crud.acquire_lease(session, study_id=study_id, owner="a", seconds=30)
+
+
+def test_a_probe_in_flight_is_retried_in_its_row_and_a_finished_one_never(db: Database) -> None:
+    config = Config("sync", 1, 2, batch_size=32, lr=0.1)
+    with db.transaction() as session:
+        study_id = crud.create_study(session, spec={}).id
+        first = crud.start_probe(session, study_id=study_id, config=config).id
+    with db.transaction() as session:  # the crash: the row stays unfinished; the resumed study retries
+        retry = crud.start_probe(session, study_id=study_id, config=config)
+        assert (retry.id, retry.attempts) == (first, 2)
+        crud.finish_probe(session, probe_id=retry.id, result=ProbeResult(config, 10, 1.0, [(10, 1.0, 0.5)]),
+                          predicted_ttc=3.0)
+    with db.transaction() as session:
+        try:
+            crud.start_probe(session, study_id=study_id, config=config)
+        except ValueError as exc:
+            assert "never re-run" in str(exc)
+        else:
+            raise AssertionError("a finished probe was started again")
+    with db.read() as session:
+        assert [r.config for r in crud.finished_probes(session, study_id=study_id)] == [config]
+
+
+def test_events_are_ordered_and_resumable_after_an_id(db: Database) -> None:
+    with db.transaction() as session:
+        study_id = crud.create_study(session, spec={}).id
+        crud.set_state(session, study_id=study_id, state="running")
+        crud.request_cancel(session, study_id=study_id)
+    with db.read() as session:
+        events = crud.events_after(session, study_id=study_id)
+        assert [e.data.get("state") for e in events] == ["pending", "running"]
+        assert crud.events_after(session, study_id=study_id, after=events[0].id)[0].id == events[1].id
+        assert crud.cancel_requested(session, study_id=study_id)
