@@ -12,6 +12,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 STRATEGIES = ("sync", "async_groups", "daso", "hsgd", "dbs")
+
+
+def json_safe(value: Any) -> Any:
+    """NaN and ±inf as ``None``: strict JSON (and PostgreSQL's JSON type) has no such numbers."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: json_safe(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(item) for item in value]
+    return value
+
+
+def _or(value: float | None, default: float) -> float:
+    return default if value is None else value
 OPTIMIZERS = ("sgd", "lars")
 
 
@@ -117,13 +132,13 @@ class ProbeResult:
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
         data["config"] = self.config.to_dict()
-        return data
+        return json_safe(data)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ProbeResult:
         data = dict(data)
         data["config"] = Config.from_dict(data["config"])
-        data["curve"] = [tuple(point) for point in data.get("curve", [])]
+        data["curve"] = [(k, seconds, _or(loss, math.nan)) for k, seconds, loss in data.get("curve", [])]
         return cls(**data)
 
 
@@ -137,8 +152,19 @@ class Prediction:
     seconds_per_iteration: float
     iterations: float
 
-    def to_dict(self) -> dict[str, float]:
-        return dataclasses.asdict(self)
+    def to_dict(self) -> dict[str, float | None]:
+        return json_safe(dataclasses.asdict(self))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, float | None]) -> Prediction:
+        """Inverse of ``to_dict``: a missing bound (``None``) is unbounded."""
+        return cls(
+            ttc_seconds=_or(data["ttc_seconds"], math.inf),
+            ttc_low=_or(data["ttc_low"], 0.0),
+            ttc_high=_or(data["ttc_high"], math.inf),
+            seconds_per_iteration=_or(data["seconds_per_iteration"], math.nan),
+            iterations=_or(data["iterations"], math.inf),
+        )
 
 
 @dataclass
@@ -161,7 +187,7 @@ class Plan:
             "predicted": self.predicted.to_dict(),
             "baseline": {
                 "config": self.baseline_config.to_dict(),
-                "predicted_ttc_seconds": self.baseline_predicted_ttc_seconds,
+                "predicted_ttc_seconds": json_safe(self.baseline_predicted_ttc_seconds),
             },
             "probes": {"count": self.probe_count, "cluster_seconds": self.probe_cluster_seconds},
             "evidence": self.evidence,
@@ -172,9 +198,9 @@ class Plan:
         return cls(
             study_id=data["study_id"],
             config=Config.from_dict(data["config"]),
-            predicted=Prediction(**data["predicted"]),
+            predicted=Prediction.from_dict(data["predicted"]),
             baseline_config=Config.from_dict(data["baseline"]["config"]),
-            baseline_predicted_ttc_seconds=data["baseline"]["predicted_ttc_seconds"],
+            baseline_predicted_ttc_seconds=_or(data["baseline"]["predicted_ttc_seconds"], math.inf),
             probe_count=data["probes"]["count"],
             probe_cluster_seconds=data["probes"]["cluster_seconds"],
             evidence=list(data.get("evidence", [])),

@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 
 from predictor import TargetUnreachable
+from predictor.types import json_safe
 from service.db import Database
 from service.orchestration import Progress, StudyRunner
 from service.run_configs import ConfigArgumentError, execute_configs, parse_config_argument
@@ -39,21 +40,11 @@ def _fail(code: int, message: str) -> typer.Exit:
 
 
 def _emit(payload: Any, as_json: bool, out_file: Path | None = None) -> None:
-    text = json.dumps(payload, indent=2, default=_json_default)
+    text = json.dumps(json_safe(payload), indent=2)
     if out_file is not None:
         out_file.write_text(text + "\n")
     if as_json:
         print(text)
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
-
-
-def _finite(value: float) -> float | None:
-    return value if math.isfinite(value) else None
 
 
 def _show_progress(progress: Progress) -> None:
@@ -125,9 +116,15 @@ def _tune_on_server(server: str, spec: Spec, token: str | None, as_json: bool) -
     return outcome.plan
 
 
+def _seconds(value: float | None) -> str:
+    """Seconds for people; ``None`` is an unbounded (JSON-safe infinite) value."""
+    return "∞" if value is None or not math.isfinite(value) else f"{value:.4g}s"
+
+
 def _print_plan(plan: dict[str, Any]) -> None:
+    plan = json_safe(plan)
     config, predicted, baseline = plan["config"], plan["predicted"], plan["baseline"]
-    speedup = baseline["predicted_ttc_seconds"] / predicted["ttc_seconds"]
+    speedup = (baseline["predicted_ttc_seconds"] or math.inf) / predicted["ttc_seconds"]
     out.print(f"[bold]Plan for study {plan['study_id']}[/]", highlight=False)
     out.print(
         f"  config     {config['strategy']} · {config['nodes']}×{config['devices_per_node']} devices · "
@@ -136,14 +133,14 @@ def _print_plan(plan: dict[str, Any]) -> None:
         highlight=False,
     )
     out.print(
-        f"  predicted  TTC {predicted['ttc_seconds']:.4g}s (80%: {predicted['ttc_low']:.4g}–"
-        f"{predicted['ttc_high']:.4g}s) = {predicted['seconds_per_iteration']:.3g} s/it × "
+        f"  predicted  TTC {_seconds(predicted['ttc_seconds'])} (80%: {_seconds(predicted['ttc_low'])}–"
+        f"{_seconds(predicted['ttc_high'])}) = {predicted['seconds_per_iteration']:.3g} s/it × "
         f"{predicted['iterations']:.0f} it",
         highlight=False,
     )
     out.print(
         f"  baseline   sync, lr {baseline['config']['lr']:.4g}, momentum 0.9: "
-        f"{baseline['predicted_ttc_seconds']:.4g}s → speedup {speedup:.2f}×",
+        f"{_seconds(baseline['predicted_ttc_seconds'])} → speedup {speedup:.2f}×",
         highlight=False,
     )
     out.print(

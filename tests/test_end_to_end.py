@@ -28,7 +28,9 @@ def tiny_spec(tmp_path: Path) -> Path:
     return path
 
 
-def test_tune_then_run_reaches_the_target(tiny_spec: Path, tmp_path: Path, database_url: str, ray_local) -> None:
+def test_tune_then_run_reaches_the_target(
+    tiny_spec: Path, tmp_path: Path, database_url: str, ray_local: None
+) -> None:
     runner = CliRunner()
     plan_path = tmp_path / "plan.json"
     tuned = runner.invoke(app, ["tune", str(tiny_spec), "--json", "--out", str(plan_path)])
@@ -61,8 +63,9 @@ def test_run_accepts_a_list_of_configs(tiny_spec: Path, database_url: str, ray_l
 
 def test_unreachable_target_exits_3(tmp_path: Path, database_url: str, ray_local) -> None:
     spec = tmp_path / "hopeless.yaml"
-    spec.write_text(TINY.replace("value: 0.05", "value: 0.0001").replace("max_probes: 8", "max_probes: 2")
-                    .replace("probe_max_iterations: 300", "probe_max_iterations: 20"))
+    # Every learning rate diverges, so no probe supports any prediction.
+    spec.write_text(TINY.replace("learning_rates: [0.1, 0.3]", "learning_rates: [80.0]")
+                    .replace("max_probes: 8", "max_probes: 3"))
     result = CliRunner().invoke(app, ["tune", str(spec), "--json"])
     assert result.exit_code == 3
 
