@@ -53,7 +53,7 @@ def study_summary(study: Study, totals: ProbeTotals) -> dict[str, Any]:
     }
 
 
-def thin(curve: list[list[float]], points: int = CURVE_POINTS) -> list[list[float]]:
+def thin(curve: list[Any], points: int = CURVE_POINTS) -> list[Any]:
     """Every k-th point of a loss curve, always keeping the last one (where the probe ended)."""
     if len(curve) <= points:
         return curve
@@ -87,7 +87,7 @@ def trial(probe: Probe, cluster_devices: int) -> dict[str, Any]:
         to_target = predicted / per_iteration
     config = probe.config
     devices = config["nodes"] * config["devices_per_node"]
-    curve = [[point[0], _finite(point[2])] for point in result.get("curve") or []]
+    curve = [[point[0], _finite(point[2])] for point in thin(result.get("curve") or [])]
     return {
         "number": probe.number,
         "key": probe.key,
@@ -100,7 +100,7 @@ def trial(probe: Probe, cluster_devices: int) -> dict[str, Any]:
         "reached": result.get("reached_iteration") is not None,
         "probe_cluster_seconds": seconds * devices / max(cluster_devices, 1),
         "prune_reason": prune_reason(probe),
-        "curve": thin(curve),
+        "curve": curve,
     }
 
 

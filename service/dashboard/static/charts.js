@@ -76,7 +76,12 @@ function calibrationData(runs) {
   };
 }
 
-function axis(title, type = "linear") { return { type, title: { display: true, text: title } }; }
+function axis(title, type = "linear", extra = {}) { return { type, title: { display: true, text: title }, ...extra }; }
+
+/* A log axis of seconds with "2.5 ms"-style tick labels. */
+function secondsAxis(title) {
+  return axis(title, "logarithmic", { ticks: { callback: (value) => fmtSeconds(value), maxTicksLimit: 8 } });
+}
 
 function makeCharts() {
   const scatter = (id, x, y, extra = {}) => new Chart(document.getElementById(id), {
@@ -84,16 +89,17 @@ function makeCharts() {
     options: { scales: { x, y }, plugins: { tooltip: keyTooltip }, ...extra },
   });
   return {
-    landscape: scatter("chart-landscape", { type: "category", labels: [], title: { display: true, text: "strategy, g" } },
-      axis("predicted TTC (s)", "logarithmic")),
+    landscape: scatter("chart-landscape",
+      { type: "category", labels: [], offset: true, title: { display: true, text: "strategy, g" } },
+      secondsAxis("predicted TTC")),
     curves: new Chart(document.getElementById("chart-curves"), {
       type: "line", data: { datasets: [] },
       options: { parsing: false, scales: { x: axis("iteration"), y: axis("loss", "logarithmic") },
         plugins: { legend: { display: false } }, interaction: { mode: "nearest", intersect: false } },
     }),
-    scaling: scatter("chart-scaling", axis("devices", "logarithmic"), axis("seconds / iteration", "logarithmic")),
-    calibration: scatter("chart-calibration", axis("predicted TTC (s)", "logarithmic"),
-      axis("measured TTC (s)", "logarithmic")),
+    scaling: scatter("chart-scaling", axis("devices", "linear", { min: 0, grace: "5%", ticks: { precision: 0 } }),
+      secondsAxis("seconds / iteration")),
+    calibration: scatter("chart-calibration", secondsAxis("predicted TTC"), secondsAxis("measured TTC")),
   };
 }
 
@@ -104,6 +110,8 @@ function updateCharts(charts, data) {
   charts.curves.data = curvesData(data.trials);
   charts.scaling.data = scalingData(data.trials);
   charts.calibration.data = calibrationData(data.runs);
-  document.getElementById("calibration-empty").hidden = data.runs.some((r) => r.measured_ttc);
+  const measured = data.runs.some((r) => r.measured_ttc);
+  document.getElementById("calibration-empty").hidden = measured;
+  document.getElementById("chart-calibration").style.visibility = measured ? "visible" : "hidden";
   Object.values(charts).forEach((chart) => chart.update("none"));
 }

@@ -23,7 +23,7 @@ function fmtNumber(x, digits = 3) {
 function configLabel(c) {
   const opts = Object.entries(c.options || {}).map(([k, v]) => `${k}=${v}`).join(" ");
   return `${c.strategy} · ${c.nodes}×${c.devices_per_node} · g=${c.groups} · b=${c.batch_size} · ` +
-    `lr ${c.lr} · μ ${c.momentum}` + (c.optimizer !== "sgd" ? ` · ${c.optimizer}` : "") + (opts ? ` · ${opts}` : "");
+    `lr ${fmtNumber(c.lr, 4)} · μ ${fmtNumber(c.momentum, 3)}` + (c.optimizer !== "sgd" ? ` · ${c.optimizer}` : "") + (opts ? ` · ${opts}` : "");
 }
 
 function el(tag, attrs = {}, ...children) {
@@ -47,8 +47,8 @@ function progressBar(done, total) {
     `${done} / ${total}`);
 }
 
-async function fetchJSON(url) {
-  const response = await fetch(url, { headers: { Accept: "application/json" } });
+async function fetchJSON(url, pending = null) {
+  const response = await (pending || fetch(url, { headers: { Accept: "application/json" } }));
   if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
   return response.json();
 }

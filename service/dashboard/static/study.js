@@ -103,7 +103,9 @@ function render(data) {
 async function load() {
   const error = document.getElementById("error");
   try {
-    render(await fetchJSON(`/dashboard/api/studies/${encodeURIComponent(studyId)}`));
+    const pending = window.firstLoad;  // started by the page's head, used once
+    window.firstLoad = null;
+    render(await fetchJSON(`/dashboard/api/studies/${encodeURIComponent(studyId)}`, pending));
     error.hidden = true;
   } catch (e) {
     error.textContent = `Could not load the study: ${e.message}`;

@@ -1,0 +1,159 @@
+"""How fast a study page with 50 trials loads on loopback (issue 7: under 1 s).
+
+Seeds a SQLite database with one finished study of 50 synthetic probes (600-point loss curves,
+as a 3000-iteration probe evaluated every 5 iterations stores) and two executed runs, serves it
+with ``create_app(run_studies=False)`` in a thread, then times:
+  - ``http``: GET of the page's HTML and of its JSON (``/dashboard/api/studies/{id}``), median;
+  - ``browser``: headless Chromium, a fresh context (cold cache) per load, from navigation until
+    all 50 table rows and the four charts are drawn.
+Prints one JSON object. Run: ``python benchmarks/dashboard_load.py [--loads 5] [--screenshot PNG]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import socket
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import uvicorn
+
+from predictor.types import Config, Plan, Prediction, ProbeResult
+from service import crud
+from service.app import create_app
+from service.db import Database
+from service.settings import Settings
+
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--no-first-run",
+]
+READY = (
+    "document.querySelectorAll('#trials tbody tr').length === {n}"
+    " && document.querySelector('#plan-card[data-ready]')"
+)
+SPEC = {
+    "workload": {"name": "digits-mlp"}, "target": {"metric": "train_loss", "value": 0.05},
+    "cluster": {"backend": "simulated", "nodes": 4, "devices_per_node": 4, "device": {"name": "v100"}},
+}
+
+
+def _configs(count: int) -> list[Config]:
+    strategies = (("sync", 1), ("async_groups", 2), ("async_groups", 4), ("async_groups", 8))
+    grid = itertools.product((16, 32, 64), (0.01, 0.03, 0.1, 0.3), (0.0, 0.6, 0.9), strategies)
+    return [Config(s, 4, 4, groups=g, batch_size=b, lr=lr, momentum=m)
+            for b, lr, m, (s, g) in itertools.islice(grid, count)]
+
+
+def _probe(config: Config, index: int) -> tuple[ProbeResult, float | None]:
+    """A synthetic probe: Optimus-shaped loss 1/(a·k+b)+c, s/it growing with batch, some diverged."""
+    per_iteration = 1e-4 * (1 + config.batch_size / 32) / (1 + 0.3 * math.log2(config.groups))
+    a, diverged = config.lr * (1 + config.momentum) / 3, index % 11 == 7
+    curve = [(k, k * per_iteration, (float("nan") if diverged and k > 1500 else 1 / (a * k + 0.5) + 0.01))
+             for k in range(0, 3000, 5)]
+    result = ProbeResult(config, 3000, 3000 * per_iteration, curve, diverged=diverged)
+    predicted = None if diverged else per_iteration * (1 / (0.05 - 0.01) - 0.5) / a
+    return result, predicted
+
+
+def seed(db: Database, trials: int) -> str:
+    with db.transaction() as session:
+        study_id = crud.create_study(session, spec={**SPEC, "budget": {"max_probes": trials}}).id
+        best: tuple[float, Config] | None = None
+        for index, config in enumerate(_configs(trials)):
+            probe_id = crud.start_probe(session, study_id=study_id, config=config).id
+            result, predicted = _probe(config, index)
+            crud.finish_probe(session, probe_id=probe_id, result=result, predicted_ttc=predicted)
+            if predicted is not None and (best is None or predicted < best[0]):
+                best = (predicted, config)
+        assert best is not None
+        baseline = _configs(1)[0]
+        prediction = Prediction(best[0], best[0] * 0.7, best[0] * 1.4, 1e-4, best[0] / 1e-4)
+        crud.set_plan(session, study_id=study_id, plan=Plan(
+            study_id, best[1], prediction, baseline, _probe(baseline, 0)[1] or 1.0, trials, trials * 0.4))
+        for label, config, predicted, measured in (("plan", best[1], best[0], best[0] * 1.12),
+                                                   ("baseline", baseline, _probe(baseline, 0)[1], 0.3)):
+            crud.record_run(session, study_id=study_id, config=config, result={
+                "label": label, "config": config.to_dict(), "reached": True, "ttc_seconds": measured,
+                "predicted_ttc_seconds": predicted})
+    return study_id
+
+
+def _serve(url: str) -> tuple[uvicorn.Server, int]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(Settings(database_url=url), run_studies=False),
+                                           host="127.0.0.1", port=port, log_level="warning"))
+    threading.Thread(target=server.run, daemon=True).start()
+    while not server.started:
+        time.sleep(0.05)
+    return server, port
+
+
+def _http(base: str, study_id: str, loads: int) -> dict[str, float]:
+    timings: dict[str, list[float]] = {"html": [], "json": []}
+    pages = {"html": f"/studies/{study_id}", "json": f"/dashboard/api/studies/{study_id}"}
+    with httpx.Client(base_url=base) as client:
+        for _ in range(loads):
+            for name, path in pages.items():
+                started = time.perf_counter()
+                client.get(path).raise_for_status()
+                timings[name].append(time.perf_counter() - started)
+        size = len(client.get(f"/dashboard/api/studies/{study_id}").content)
+    medians = {f"{k}_median_s": round(statistics.median(v), 4) for k, v in timings.items()}
+    return medians | {"json_bytes": size}
+
+
+def _browser(base: str, study_id: str, trials: int, loads: int, screenshot: Path | None) -> dict[str, float]:
+    from playwright.sync_api import sync_playwright
+
+    seconds = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        for attempt in range(loads):
+            context = browser.new_context(viewport={"width": 1400, "height": 900})
+            page = context.new_page()
+            started = time.perf_counter()
+            page.goto(f"{base}/studies/{study_id}", wait_until="commit")
+            page.wait_for_function(READY.format(n=trials), polling="raf")
+            seconds.append(time.perf_counter() - started)
+            if screenshot and attempt == loads - 1:
+                page.screenshot(path=screenshot, full_page=True)
+            context.close()
+        browser.close()
+    return {"page_load_median_s": round(statistics.median(seconds), 4),
+            "page_load_max_s": round(max(seconds), 4)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=50)
+    parser.add_argument("--loads", type=int, default=5)
+    parser.add_argument("--screenshot", type=Path)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        url = f"sqlite:///{Path(tmp) / 'ttc.db'}"
+        db = Database(url)
+        db.migrate()
+        study_id = seed(db, args.trials)
+        server, port = _serve(url)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            report = {"trials": args.trials, "loads": args.loads, **_http(base, study_id, args.loads),
+                      **_browser(base, study_id, args.trials, args.loads, args.screenshot)}
+        finally:
+            server.should_exit = True
+            db.dispose()
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
