@@ -6,6 +6,7 @@ within the budget.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -18,8 +19,10 @@ from rich.console import Console
 
 from predictor import TargetUnreachable
 from predictor.types import json_safe
+from service.cli_progress import TuneProgress
+from service.cli_studies import studies_app
 from service.db import Database
-from service.orchestration import Progress, StudyRunner
+from service.orchestration import StudyRunner
 from service.run_configs import ConfigArgumentError, execute_configs, parse_config_argument
 from service.settings import get_settings
 from worker.spec import Spec, SpecError, load_spec
@@ -27,11 +30,14 @@ from worker.spec import Spec, SpecError, load_spec
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_UNREACHABLE = 0, 1, 2, 3
 
 app = typer.Typer(add_completion=False, help="Find the training configuration that converges soonest.")
+app.add_typer(studies_app, name="studies")
 err = Console(stderr=True)
 out = Console()
 
 SpecArg = Annotated[Path, typer.Argument(help="job spec, YAML or JSON")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="machine-readable output only")]
+MaxTtcOpt = Annotated[float | None, typer.Option(
+    "--max-ttc", help="exit 3 when the plan's predicted TTC exceeds this many seconds (a CI gate)")]
 
 
 def _fail(code: int, message: str) -> typer.Exit:
@@ -47,16 +53,9 @@ def _emit(payload: Any, as_json: bool, out_file: Path | None = None) -> None:
         print(text)
 
 
-def _show_progress(progress: Progress) -> None:
-    last = progress.last
-    status = "diverged" if last and last.diverged else ("failed" if last and last.error else "ok")
-    best = f"{progress.best_ttc:.4g}s" if math.isfinite(progress.best_ttc) else "—"
-    err.print(
-        f"probe {progress.probes_done}/{progress.max_probes} "
-        f"[dim]{last.config.key() if last else ''}[/] {status} · best predicted TTC {best} · "
-        f"{progress.elapsed:.0f}s elapsed",
-        highlight=False,
-    )
+def _progress(as_json: bool, max_probes: int) -> TuneProgress | None:
+    """The live display, for people only: not with --json, not when stderr is a pipe or a CI log."""
+    return None if as_json or not err.is_terminal else TuneProgress(err, max_probes)
 
 
 @app.command()
@@ -65,6 +64,7 @@ def tune(
     as_json: JsonOpt = False,
     out_file: Annotated[Path | None, typer.Option("--out", help="also write the plan here")] = None,
     server: Annotated[str | None, typer.Option(help="run on a ttc service at this URL")] = None,
+    max_ttc: MaxTtcOpt = None,
 ) -> None:
     """Probe the search space and print the plan with the lowest predicted time to convergence."""
     try:
@@ -74,39 +74,52 @@ def tune(
     settings = get_settings()
     if server is not None:
         payload = _tune_on_server(server, spec, settings.api_token, as_json)
-        _emit(payload, as_json, out_file)
-        if not as_json:
-            _print_plan(payload)
-        return
-    db = Database(settings.database_url)
-    db.migrate()
-    show = None if as_json or not sys.stderr.isatty() else _show_progress
-    runner = StudyRunner(db, settings.ray_address, on_progress=show)
-    study_id = runner.submit(spec)
-    if not as_json:
-        err.print(f"study {study_id} · recorded in {settings.database_url}", highlight=False)
-    try:
-        plan = runner.run(study_id)
-    except TargetUnreachable as exc:
-        raise _fail(EXIT_UNREACHABLE, str(exc)) from None
-    payload = plan.to_dict()
+    else:
+        payload = _tune_locally(spec, settings.database_url, settings.ray_address, as_json)
     _emit(payload, as_json, out_file)
     if not as_json:
         _print_plan(payload)
+    predicted = json_safe(payload)["predicted"]["ttc_seconds"]
+    if max_ttc is not None and (predicted is None or predicted > max_ttc):
+        raise _fail(EXIT_UNREACHABLE, f"the plan's predicted TTC {_seconds(predicted)} exceeds "
+                                      f"--max-ttc {max_ttc:g}s")
+
+
+def _tune_locally(spec: Spec, database_url: str, ray_address: str | None, as_json: bool) -> dict[str, Any]:
+    db = Database(database_url)
+    db.migrate()
+    bar = _progress(as_json, spec.budget.max_probes)
+    on_progress = None if bar is None else (lambda p: bar.update(p.probes_done, p.best_ttc))
+    runner = StudyRunner(db, ray_address, on_progress=on_progress)
+    study_id = runner.submit(spec)
+    if not as_json:
+        err.print(f"study {study_id} · recorded in {database_url}", highlight=False)
+    try:
+        with bar or contextlib.nullcontext():
+            plan = runner.run(study_id)
+    except TargetUnreachable as exc:
+        raise _fail(EXIT_UNREACHABLE, str(exc)) from None
+    return plan.to_dict()
 
 
 def _tune_on_server(server: str, spec: Spec, token: str | None, as_json: bool) -> dict[str, Any]:
     """The remote half of ``tune``: same plan, same exit codes as the local mode."""
     from service.remote import RemoteError, tune_remote
 
+    bar = _progress(as_json, spec.budget.max_probes)
+    finished = 0
+
     def show(kind: str, data: dict[str, Any]) -> None:
+        nonlocal finished
         if kind == "submitted":
             err.print(f"study {data['study_id']} · on {server}", highlight=False)
-        elif kind == "probe_finished" and sys.stderr.isatty():
-            err.print(f"probe {data['probe'] + 1} [dim]{data['key']}[/] {data['state']}", highlight=False)
+        elif kind == "probe_finished" and bar is not None:
+            finished += 1
+            bar.update(finished, data.get("predicted_ttc"))
 
     try:
-        outcome = tune_remote(server, spec, token, on_event=None if as_json else show)
+        with bar or contextlib.nullcontext():
+            outcome = tune_remote(server, spec, token, on_event=None if as_json else show)
     except RemoteError as exc:
         raise _fail(EXIT_BAD_INPUT if exc.bad_input else EXIT_INTERNAL, str(exc)) from None
     if outcome.state == "unreachable":

@@ -35,7 +35,7 @@ def probe_totals(session: Session, *, study_ids: list[str]) -> dict[str, ProbeTo
         )
         .where(Probe.study_id.in_(study_ids))
         .group_by(Probe.study_id)
-    ).tuples()
+    )
     return {sid: ProbeTotals(finished, int(running or 0), best) for sid, finished, running, best in rows}
 
 

@@ -1,0 +1,106 @@
+"""``ttc studies list`` / ``ttc studies show ID``: the dashboard's view of studies, in a terminal.
+
+Both read the local database (``TTC_DATABASE_URL``) or, with ``--server URL``, the service's
+dashboard JSON — built by the same ``service.dashboard.views`` functions, so either source prints
+the same columns.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Annotated, Any
+
+import httpx
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from service import crud
+from service.dashboard import queries, views
+from service.db import Database
+from service.settings import get_settings
+
+studies_app = typer.Typer(help="Studies recorded in the database or on a server.", no_args_is_help=True)
+out = Console()
+
+ServerOpt = Annotated[str | None, typer.Option(help="read from a ttc service at this URL")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="machine-readable output only")]
+EXIT_NOT_FOUND = 2
+
+
+def _remote(server: str, path: str) -> dict[str, Any]:
+    response = httpx.get(server.rstrip("/") + path, timeout=30)
+    if response.status_code == 404:
+        raise LookupError(response.json().get("detail", path))
+    response.raise_for_status()
+    return response.json()
+
+
+def _local_list(limit: int) -> dict[str, Any]:
+    db = Database(get_settings().database_url)
+    db.migrate()
+    with db.read() as session:
+        rows, count = crud.list_studies(session, limit=limit)
+        totals = queries.probe_totals(session, study_ids=[s.id for s in rows])
+        data = [views.study_summary(s, totals.get(s.id, queries.ProbeTotals())) for s in rows]
+    return {"data": data, "count": count}
+
+
+def _local_show(study_id: str) -> dict[str, Any]:
+    db = Database(get_settings().database_url)
+    db.migrate()
+    with db.read() as session:
+        study = crud.get_study(session, study_id=study_id)
+        if study is None:
+            raise LookupError(f"no study {study_id!r}")
+        return views.study_detail(study, crud.list_probes(session, study_id=study_id),
+                                  queries.list_runs(session, study_id=study_id),
+                                  queries.last_event_id(session, study_id=study_id))
+
+
+def _seconds(value: float | None) -> str:
+    return "—" if value is None or not math.isfinite(value) else f"{value:.4g}s"
+
+
+@studies_app.command("list")
+def list_command(server: ServerOpt = None, limit: int = 50, as_json: JsonOpt = False) -> None:
+    """Newest studies first: state, progress, best predicted TTC, probes spent."""
+    listing = _remote(server, f"/dashboard/api/studies?limit={limit}") if server else _local_list(limit)
+    if as_json:
+        print(json.dumps(listing, indent=2))
+        return
+    table = Table("study", "workload", "state", "probes", "best predicted TTC", "created", box=None)
+    for s in listing["data"]:
+        table.add_row(s["id"], s["workload"] or "—", s["state"], f"{s['probes_done']}/{s['max_probes']}",
+                      _seconds(s["best_predicted_ttc"]), s["created_at"][:19].replace("T", " "))
+    out.print(table)
+    out.print(f"[dim]{len(listing['data'])} of {listing['count']} studies[/]", highlight=False)
+
+
+@studies_app.command("show")
+def show_command(study_id: str, server: ServerOpt = None, as_json: JsonOpt = False) -> None:
+    """One study: its plan (once done) and every trial."""
+    from service.cli import _print_plan  # the plan reads the same as after ``ttc tune``
+
+    try:
+        detail = _remote(server, f"/dashboard/api/studies/{study_id}") if server else _local_show(study_id)
+    except LookupError as exc:
+        Console(stderr=True).print(f"[bold red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(EXIT_NOT_FOUND) from None
+    if as_json:
+        print(json.dumps(detail, indent=2))
+        return
+    study = detail["study"]
+    out.print(f"[bold]Study {study['id']}[/] · {study['workload']} · {study['state']} · "
+              f"{study['probes_done']}/{study['max_probes']} probes"
+              + (f" · [red]{study['error']}[/]" if study["error"] else ""), highlight=False)
+    if detail["plan"]:
+        _print_plan(detail["plan"])
+    table = Table("#", "config", "s/it", "it to target", "predicted TTC", "state", "prune reason", box=None)
+    for t in detail["trials"]:
+        to_target = t["iterations_to_target"]
+        table.add_row(str(t["number"]), t["key"], _seconds(t["seconds_per_iteration"]),
+                      "—" if to_target is None else f"{to_target:.0f}", _seconds(t["predicted_ttc"]),
+                      t["state"], t["prune_reason"] or "")
+    out.print(table)

@@ -1,0 +1,91 @@
+"""The dashboard's JSON and assets, ``ttc studies list/show``, and the ``--max-ttc`` gate — no Ray:
+studies are seeded through ``service.crud`` as a runner would record them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+from predictor.types import Config, Plan, Prediction, ProbeResult
+from service import cli, crud
+from service.app import create_app
+from service.cli import app
+from service.db import Database
+from service.settings import Settings
+
+QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart.yaml"
+SYNC = Config("sync", 2, 2, batch_size=32, lr=0.1)
+ASYNC = Config("async_groups", 2, 2, groups=2, batch_size=32, lr=0.3, momentum=0.0)
+
+
+def _plan(study_id: str, ttc: float) -> Plan:
+    return Plan(study_id, ASYNC, Prediction(ttc, ttc / 2, ttc * 2, 1e-4, ttc / 1e-4), SYNC, 2 * ttc, 2, 0.5)
+
+
+@pytest.fixture
+def study_id(database_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A finished study: one probe that reached the target, one that diverged, a plan, one run."""
+    monkeypatch.setenv("TTC_DATABASE_URL", database_url)  # what the CLI reads
+    db = Database(database_url)
+    db.migrate()
+    curve = [(k, k * 1e-4, 1 / (0.1 * k + 1)) for k in range(0, 600, 5)]
+    with db.transaction() as session:
+        sid = crud.create_study(session, spec={"workload": {"name": "digits-mlp"},
+                                               "cluster": {"nodes": 2, "devices_per_node": 2},
+                                               "budget": {"max_probes": 6}}).id
+        reached = ProbeResult(ASYNC, 600, 0.06, curve, reached_iteration=95, reached_seconds=0.0095)
+        diverged = ProbeResult(SYNC, 40, 0.01, curve[:8], diverged=True)
+        for config, result, ttc in ((ASYNC, reached, 0.0095), (SYNC, diverged, None)):
+            probe = crud.start_probe(session, study_id=sid, config=config)
+            crud.finish_probe(session, probe_id=probe.id, result=result, predicted_ttc=ttc)
+        crud.set_plan(session, study_id=sid, plan=_plan(sid, 0.0095))
+        crud.record_run(session, study_id=sid, config=ASYNC,
+                        result={"label": "plan", "reached": True, "ttc_seconds": 0.011,
+                                "predicted_ttc_seconds": 0.0095})
+    db.dispose()
+    return sid
+
+
+def test_dashboard_json_shapes_trials_for_tables_and_charts(database_url: str, study_id: str) -> None:
+    with TestClient(create_app(Settings(database_url=database_url), run_studies=False)) as client:
+        listing = client.get("/dashboard/api/studies").json()["data"]
+        detail = client.get(f"/dashboard/api/studies/{study_id}").json()
+        assert client.get(f"/studies/{study_id}").headers["content-type"].startswith("text/html")
+        assert client.get("/dashboard/static/vendor/chart.umd.min.js").status_code == 200
+        assert client.get("/dashboard/static/../routes.py").status_code == 404
+        assert client.get("/dashboard/api/studies/nope").status_code == 404
+    assert listing[0] | {"created_at": None} == {
+        "id": study_id, "state": "done", "workload": "digits-mlp", "error": None, "created_at": None,
+        "probes_done": 2, "probes_running": 0, "max_probes": 6, "best_predicted_ttc": 0.0095,
+        "probe_cluster_seconds": 0.5,
+    }
+    reached, diverged = detail["trials"]
+    assert (reached["iterations_to_target"], reached["reached"], reached["prune_reason"]) == (95, True, None)
+    assert reached["seconds_per_iteration"] == pytest.approx(1e-4)
+    assert len(reached["curve"]) <= 120 and reached["curve"][-1][0] == 595  # thinned, last point kept
+    assert (diverged["prune_reason"], diverged["predicted_ttc"]) == ("diverged", None)
+    assert detail["runs"] == [{"label": "plan", "key": ASYNC.key(), "predicted_ttc": 0.0095,
+                               "measured_ttc": 0.011, "reached": True}]
+
+
+def test_studies_list_and_show_read_the_database(study_id: str) -> None:
+    runner = CliRunner()
+    listed = runner.invoke(app, ["studies", "list", "--json"])
+    assert listed.exit_code == 0, listed.output
+    assert [s["id"] for s in json.loads(listed.output)["data"]] == [study_id]
+    shown = runner.invoke(app, ["studies", "show", study_id])
+    assert shown.exit_code == 0, shown.output
+    assert "Plan for study" in shown.output and "diverged" in shown.output
+    assert runner.invoke(app, ["studies", "show", "nope"]).exit_code == 2
+
+
+@pytest.mark.parametrize(("max_ttc", "code"), [(10.0, 0), (1.0, 3)])
+def test_max_ttc_gate(max_ttc: float, code: int, database_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cli, "_tune_locally", lambda *args: _plan("s1", 5.0).to_dict())
+    result = CliRunner().invoke(app, ["tune", str(QUICKSTART), "--json", "--max-ttc", str(max_ttc)])
+    assert result.exit_code == code, result.output
+    assert json.loads(result.stdout)["predicted"]["ttc_seconds"] == 5.0  # the plan is printed either way
