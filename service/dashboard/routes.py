@@ -14,7 +14,7 @@ from fastapi import APIRouter, HTTPException, Query, status
 from fastapi.responses import FileResponse, JSONResponse
 
 from service import crud
-from service.api.deps import ReadSessionDep, study_or_404
+from service.api.deps import DatabaseDep, study_or_404
 from service.dashboard import queries, views
 
 STATIC = Path(__file__).parent / "static"
@@ -33,8 +33,9 @@ def studies_page() -> FileResponse:
 
 
 @router.get("/studies/{study_id}")
-def study_page(study_id: str, session: ReadSessionDep) -> FileResponse:
-    study_or_404(session, study_id)
+def study_page(study_id: str, db: DatabaseDep) -> FileResponse:
+    with db.read() as session:
+        study_or_404(session, study_id)
     return _page("study.html")
 
 
@@ -48,22 +49,22 @@ def asset(path: str) -> FileResponse:
 
 
 @router.get("/dashboard/api/studies")
-def studies(
-    session: ReadSessionDep, limit: Annotated[int, Query(ge=1, le=500)] = 200
-) -> dict[str, Any]:
-    rows, count = crud.list_studies(session, limit=limit)
-    totals = queries.probe_totals(session, study_ids=[s.id for s in rows])
-    data = [views.study_summary(s, totals.get(s.id, queries.ProbeTotals())) for s in rows]
+def studies(db: DatabaseDep, limit: Annotated[int, Query(ge=1, le=500)] = 200) -> dict[str, Any]:
+    with db.read() as session:
+        rows, count = crud.list_studies(session, limit=limit)
+        totals = queries.probe_totals(session, study_ids=[s.id for s in rows])
+        data = [views.study_summary(s, totals.get(s.id, queries.ProbeTotals())) for s in rows]
     return {"data": data, "count": count}
 
 
 @router.get("/dashboard/api/studies/{study_id}")
-def study(study_id: str, session: ReadSessionDep) -> JSONResponse:
+def study(study_id: str, db: DatabaseDep) -> JSONResponse:
     """Built of plain JSON types already, so it skips FastAPI's encoder (the slow part at 50 trials)."""
-    found = study_or_404(session, study_id)
-    return JSONResponse(views.study_detail(
-        found,
-        crud.list_probes(session, study_id=study_id),
-        queries.list_runs(session, study_id=study_id),
-        queries.last_event_id(session, study_id=study_id),
-    ))
+    with db.read() as session:
+        detail = views.study_detail(
+            study_or_404(session, study_id),
+            crud.list_probes(session, study_id=study_id),
+            queries.list_runs(session, study_id=study_id),
+            queries.last_event_id(session, study_id=study_id),
+        )
+    return JSONResponse(detail)
