@@ -249,7 +249,8 @@ def serve(
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)  # not standalone, click returns an Exit's code instead of raising
+        sys.exit(code if isinstance(code, int) else EXIT_OK)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except SystemExit:

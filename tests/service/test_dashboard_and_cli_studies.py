@@ -4,6 +4,8 @@ studies are seeded through ``service.crud`` as a runner would record them."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -89,3 +91,12 @@ def test_max_ttc_gate(max_ttc: float, code: int, database_url: str, monkeypatch:
     result = CliRunner().invoke(app, ["tune", str(QUICKSTART), "--json", "--max-ttc", str(max_ttc)])
     assert result.exit_code == code, result.output
     assert json.loads(result.stdout)["predicted"]["ttc_seconds"] == 5.0  # the plan is printed either way
+
+
+def test_the_ttc_entry_point_returns_the_exit_code(tmp_path: Path) -> None:
+    """The installed ``ttc`` runs ``main()``, not CliRunner: CI gates read its real exit status."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("workload: {name: no-such-workload}\n")
+    done = subprocess.run([sys.executable, "-c", "from service.cli import main; main()", "tune", str(bad)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
