@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import httpx
 import typer
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 
 from service import crud
 from service.dashboard import queries, views
@@ -97,7 +97,8 @@ def show_command(study_id: str, server: ServerOpt = None, as_json: JsonOpt = Fal
               + (f" · [red]{study['error']}[/]" if study["error"] else ""), highlight=False)
     if detail["plan"]:
         _print_plan(detail["plan"])
-    table = Table("#", "config", "s/it", "it to target", "predicted TTC", "state", "prune reason", box=None)
+    config = Column("config", overflow="fold", min_width=24)
+    table = Table("#", config, "s/it", "it to target", "predicted TTC", "state", "prune reason", box=None)
     for t in detail["trials"]:
         to_target = t["iterations_to_target"]
         table.add_row(str(t["number"]), t["key"], _seconds(t["seconds_per_iteration"]),
