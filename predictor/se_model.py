@@ -3,7 +3,10 @@
 A probe that confirmed the target gives the answer directly. Otherwise we fit a loss-curve family
 (predictor.loss_curves: Optimus's l(k) = 1/(a·k+b)+c or a power law with a floor) to the
 evaluation curve, solve l(k*) = target, and take an 80% interval from a residual bootstrap of the
-fit (Efron & Tibshirani 1993, §9.5). A floor at or above the target means out of reach.
+fit (Efron & Tibshirani 1993, §9.5). Residuals are taken as ratios (loss noise scales with the
+loss) and inflated by √(n/(n−p)) so that they are not smaller than the noise they estimate
+(Davison & Hinkley 1997, §6.2.3). A floor at or above the
+target means out of reach.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import numpy as np
 from predictor.loss_curves import FAMILIES, Family
 from predictor.types import ProbeResult
 
-BOOTSTRAP_SAMPLES = 40
+BOOTSTRAP_SAMPLES = 60
 MIN_POINTS = 4
 INTERVAL = (10.0, 90.0)  # percentiles of the 80% interval
 DEFAULT_FAMILY = "power"  # smaller extrapolation error on real curves: docs/results/predictor.md
@@ -57,10 +60,11 @@ def extrapolate(
     except (RuntimeError, ValueError):
         return None
     fitted = chosen.loss(k, *params)
-    residuals = losses - fitted
+    log_ratio = np.log(np.maximum(losses, 1e-12) / np.maximum(fitted, 1e-12))
+    residuals = (log_ratio - log_ratio.mean()) * math.sqrt(len(k) / max(len(k) - len(params), 1))
     rng = np.random.default_rng(seed)
     samples = [
-        _solve(chosen, k, fitted + rng.choice(residuals, size=len(residuals), replace=True), target)
+        _solve(chosen, k, fitted * np.exp(rng.choice(residuals, size=len(residuals), replace=True)), target)
         for _ in range(BOOTSTRAP_SAMPLES)
     ]
     low, high = np.percentile(np.array(samples), INTERVAL)

@@ -1,0 +1,74 @@
+"""The search on a synthetic cluster: budget respected, 5% margin kept, predictions sane."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from predictor.he_model import HeParams, Topology, step_seconds
+from predictor.search import CHANGE_MARGIN, ColdStartSearch
+from predictor.types import Budget, Config, ProbeResult, SearchSpace
+
+HARDWARE = HeParams(alpha_c=1e-3, beta_c=2e-5, theta_intra=1e-4, lat_intra=1e-6, theta_inter=2e-3,
+                    lat_inter=2e-5, gamma=2.0, read=1e-9, daso_skip=4.0, balance=1.0)
+TARGET = 0.2
+
+
+def synthetic_probe(config: Config, probe_seconds: float, async_penalty: float = 0.3) -> ProbeResult:
+    """Power-law loss whose speed per iteration grows with lr·batch and shrinks with staleness."""
+    step = float(step_seconds(HARDWARE, Topology.of([config]))[0])
+    iterations = max(int(probe_seconds / step), 10)
+    momentum = config.momentum + (1 - 1 / config.groups)
+    if momentum >= 1.05 or config.lr > 0.5:
+        curve = [(0, 0.0, 2.0), (10, 10 * step, math.inf)]
+        return ProbeResult(config, 10, 10 * step, curve, [step], diverged=True)
+    rate = config.lr / (1 - min(momentum, 0.95)) * (1 - async_penalty * (config.groups > 1))
+    rate *= 1 / (1 + 256 / config.global_batch)
+    curve = [(k, k * step, 2.0 * (1 + rate * k) ** -0.7 + 0.05) for k in range(0, iterations + 1, 10)]
+    return ProbeResult(config, iterations, iterations * step, curve, [step] * 20, grad_sq_small=1.0,
+                       grad_sq_big=0.5, batch_small=config.batch_size, batch_big=config.global_batch)
+
+
+def run_search(budget: Budget, space: SearchSpace | None = None) -> ColdStartSearch:
+    space = space or SearchSpace(nodes=4, devices_per_node=4, strategies=("sync", "async_groups", "hsgd"))
+    search = ColdStartSearch(space, budget, TARGET)
+    while configs := search.ask():
+        for config in configs:
+            search.tell(synthetic_probe(config, budget.probe_seconds))
+    return search
+
+
+@pytest.mark.parametrize("max_probes", [3, 7, 20])
+def test_probe_count_budget_respected(max_probes: int) -> None:
+    search = run_search(Budget(probe_seconds=0.5, max_probes=max_probes))
+    assert len(search.results) <= max_probes
+
+
+def test_cluster_seconds_budget_respected() -> None:
+    budget = Budget(probe_seconds=0.5, max_probes=100, max_cluster_seconds=3.0)
+    search = run_search(budget)
+    assert search.cluster_seconds() <= 3.0 + 1e-9
+
+
+def test_plan_changes_the_baseline_only_for_a_5_percent_win() -> None:
+    search = run_search(Budget(probe_seconds=0.5, max_probes=40))
+    plan = search.plan("s")
+    assert math.isfinite(plan.predicted.ttc_seconds) and plan.predicted.ttc_seconds > 0
+    assert plan.predicted.ttc_low <= plan.predicted.ttc_seconds <= plan.predicted.ttc_high
+    if plan.config != plan.baseline_config:
+        assert plan.predicted.ttc_seconds <= (1 - CHANGE_MARGIN) * plan.baseline_predicted_ttc_seconds
+    assert plan.evidence[0] == plan.config.key()
+    assert plan.to_dict()["probes"]["count"] == len(search.results)
+
+
+def test_predictions_positive_and_finite_for_unprobed_configs() -> None:
+    search = run_search(Budget(probe_seconds=0.5, max_probes=30))
+    assert search.model is not None
+    probed = [r.config for r in search.results.values() if r.config.key() in search.predictions]
+    variants = [c.replace(nodes=n, batch_size=b) for c in probed for n in (1, 2, 4) for b in (16, 64)
+                if c.groups == 1]
+    ttc = search.model.predict_many(variants)
+    known = ttc[np.isfinite(ttc)]
+    assert known.size > 0 and np.all(known > 0)
