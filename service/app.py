@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import importlib
 import logging
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI, Request, Response
-from fastapi.responses import JSONResponse
+from fastapi import FastAPI
 
 from service import crud
 from service.api import ROUTERS
@@ -21,6 +19,7 @@ from service.metrics import Metrics
 from service.orchestration import dispose_optuna_storages
 from service.scheduler import StudyScheduler
 from service.settings import Settings, get_settings
+from service.timing import TimingMiddleware
 
 log = logging.getLogger(__name__)
 
@@ -69,24 +68,7 @@ def create_app(settings: Settings | None = None, *, run_studies: bool = True) ->
     )
     app.state.settings, app.state.db, app.state.metrics, app.state.scheduler = settings, db, metrics, None
 
-    @app.middleware("http")
-    async def limit_and_time(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        length = request.headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > settings.max_spec_bytes:
-            return JSONResponse(
-                {"detail": f"request body of {length} bytes exceeds the limit of {settings.max_spec_bytes}"},
-                status_code=413,
-            )
-        started = time.perf_counter()
-        response = await call_next(request)
-        route = request.scope.get("route")
-        metrics.request_seconds.labels(
-            request.method, getattr(route, "path", "unmatched"), str(response.status_code)
-        ).observe(time.perf_counter() - started)
-        return response
-
+    app.add_middleware(TimingMiddleware, metrics=metrics, max_body_bytes=settings.max_spec_bytes)
     for router in ROUTERS:
         app.include_router(router)
     dashboard = _dashboard_router()

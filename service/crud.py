@@ -136,8 +136,11 @@ def list_probes(session: Session, *, study_id: str) -> list[Probe]:
     return list(session.scalars(select(Probe).where(Probe.study_id == study_id).order_by(Probe.number)))
 
 
-def count_probes_by_state(session: Session) -> dict[str, int]:
-    return dict(session.execute(select(Probe.state, func.count()).group_by(Probe.state)).all())
+def count_probes_by_state(session: Session, *, study_id: str | None = None) -> dict[str, int]:
+    query = select(Probe.state, func.count()).group_by(Probe.state)
+    if study_id is not None:
+        query = query.where(Probe.study_id == study_id)
+    return dict(session.execute(query).all())
 
 
 # -- runs ----------------------------------------------------------------------------------------

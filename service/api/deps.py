@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hmac
-from collections.abc import Iterator
 from typing import Annotated
 
 from fastapi import Depends, Header, HTTPException, Request, status
@@ -36,14 +35,6 @@ DatabaseDep = Annotated[Database, Depends(_database)]
 SettingsDep = Annotated[Settings, Depends(_settings)]
 MetricsDep = Annotated[Metrics, Depends(_metrics)]
 SchedulerDep = Annotated[StudyScheduler | None, Depends(_scheduler)]
-
-
-def _read_session(db: DatabaseDep) -> Iterator[Session]:
-    with db.read() as session:
-        yield session
-
-
-ReadSessionDep = Annotated[Session, Depends(_read_session)]
 
 
 def require_token(settings: SettingsDep, authorization: Annotated[str | None, Header()] = None) -> None:

@@ -10,7 +10,6 @@ from fastapi.exceptions import RequestValidationError
 from service import crud
 from service.api.deps import (
     DatabaseDep,
-    ReadSessionDep,
     SchedulerDep,
     SettingsDep,
     TokenDep,
@@ -84,42 +83,45 @@ def submit_study(spec: Spec, db: DatabaseDep, settings: SettingsDep, scheduler: 
 
 @router.get("")
 def list_studies(
-    session: ReadSessionDep,
+    db: DatabaseDep,
     state: str | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> StudyList:
-    rows, count = crud.list_studies(session, state=state, limit=limit, offset=offset)
-    return StudyList(data=[summary(s) for s in rows], count=count)
+    with db.read() as session:
+        rows, count = crud.list_studies(session, state=state, limit=limit, offset=offset)
+        return StudyList(data=[summary(s) for s in rows], count=count)
 
 
 @router.get("/{study_id}")
-def get_study(study_id: str, session: ReadSessionDep) -> StudyPublic:
-    study = study_or_404(session, study_id)
-    probes: dict[str, int] = {}
-    for probe in crud.list_probes(session, study_id=study_id):
-        probes[probe.state] = probes.get(probe.state, 0) + 1
-    return StudyPublic(
-        **summary(study).model_dump(), spec=study.spec, plan=study.plan,
-        cancel_requested=study.cancel_requested, probes=probes,
-    )
+def get_study(study_id: str, db: DatabaseDep) -> StudyPublic:
+    with db.read() as session:
+        study = study_or_404(session, study_id)
+        return StudyPublic(
+            **summary(study).model_dump(), spec=study.spec, plan=study.plan,
+            cancel_requested=study.cancel_requested,
+            probes=crud.count_probes_by_state(session, study_id=study_id),
+        )
 
 
 @router.get("/{study_id}/trials")
-def list_trials(study_id: str, session: ReadSessionDep) -> TrialList:
-    study_or_404(session, study_id)
-    rows = [trial(p) for p in crud.list_probes(session, study_id=study_id)]
-    return TrialList(data=rows, count=len(rows))
+def list_trials(study_id: str, db: DatabaseDep) -> TrialList:
+    with db.read() as session:
+        study_or_404(session, study_id)
+        rows = [trial(p) for p in crud.list_probes(session, study_id=study_id)]
+        return TrialList(data=rows, count=len(rows))
 
 
 @router.get("/{study_id}/plan")
-def get_plan(study_id: str, session: ReadSessionDep) -> dict:
+def get_plan(study_id: str, db: DatabaseDep) -> dict:
     """The Plan JSON of DESIGN.md §7; 409 while the study has none (yet)."""
-    study = study_or_404(session, study_id)
-    if study.plan is None:
-        detail = f"study {study_id} has no plan: it is {study.state}"
-        raise HTTPException(status.HTTP_409_CONFLICT, detail + (f" ({study.error})" if study.error else ""))
-    return study.plan
+    with db.read() as session:
+        study = study_or_404(session, study_id)
+        if study.plan is None:
+            detail = f"study {study_id} has no plan: it is {study.state}"
+            detail += f" ({study.error})" if study.error else ""
+            raise HTTPException(status.HTTP_409_CONFLICT, detail)
+        return study.plan
 
 
 @router.post("/{study_id}/cancel", status_code=status.HTTP_202_ACCEPTED, dependencies=[TokenDep])
