@@ -15,6 +15,7 @@ import argparse
 import itertools
 import json
 import math
+import os
 import socket
 import statistics
 import tempfile
@@ -148,7 +149,8 @@ def main() -> None:
         base = f"http://127.0.0.1:{port}"
         try:
             report = {"trials": args.trials, "loads": args.loads, **_http(base, study_id, args.loads),
-                      **_browser(base, study_id, args.trials, args.loads, args.screenshot)}
+                      **_browser(base, study_id, args.trials, args.loads, args.screenshot),
+                      "load_average_1m": round(os.getloadavg()[0], 2), "cpus": os.cpu_count()}
         finally:
             server.should_exit = True
             db.dispose()

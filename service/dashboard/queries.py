@@ -44,6 +44,10 @@ def list_runs(session: Session, *, study_id: str) -> list[Run]:
     return list(session.scalars(select(Run).where(Run.study_id == study_id).order_by(Run.id)))
 
 
+def run_count(session: Session, *, study_id: str) -> int:
+    return session.scalar(select(func.count()).select_from(Run).where(Run.study_id == study_id)) or 0
+
+
 def last_event_id(session: Session, *, study_id: str) -> int:
     return session.scalar(select(func.max(Event.id)).where(Event.study_id == study_id)) or 0
 

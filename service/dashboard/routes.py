@@ -10,12 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query, status
+from fastapi import APIRouter, HTTPException, Query, Request, Response, status
 from fastapi.responses import FileResponse, JSONResponse
 
 from service import crud
 from service.api.deps import DatabaseDep, study_or_404
 from service.dashboard import queries, views
+from service.dashboard.cache import RenderedCache
 
 STATIC = Path(__file__).parent / "static"
 ASSET_TYPES = {".js": "text/javascript", ".css": "text/css", ".md": "text/markdown"}
@@ -58,13 +59,26 @@ def studies(db: DatabaseDep, limit: Annotated[int, Query(ge=1, le=500)] = 200) -
 
 
 @router.get("/dashboard/api/studies/{study_id}")
-def study(study_id: str, db: DatabaseDep) -> JSONResponse:
-    """Built of plain JSON types already, so it skips FastAPI's encoder (the slow part at 50 trials)."""
+def study(study_id: str, db: DatabaseDep, request: Request) -> Response:
+    """Everything the study page draws; rendered once per version of the study (``cache``).
+
+    Built of plain JSON types already, so it skips FastAPI's encoder.
+    """
+    state = request.app.state
+    if getattr(state, "dashboard_cache", None) is None:
+        state.dashboard_cache = RenderedCache()
+    cache: RenderedCache = state.dashboard_cache
     with db.read() as session:
-        detail = views.study_detail(
-            study_or_404(session, study_id),
-            crud.list_probes(session, study_id=study_id),
-            queries.list_runs(session, study_id=study_id),
-            queries.last_event_id(session, study_id=study_id),
-        )
-    return JSONResponse(detail)
+        found = study_or_404(session, study_id)
+        last_event = queries.last_event_id(session, study_id=study_id)
+        version = (study_id, last_event, queries.run_count(session, study_id=study_id))
+        body = cache.get(version)
+        if body is None:
+            body = JSONResponse(views.study_detail(
+                found,
+                crud.list_probes(session, study_id=study_id),
+                queries.list_runs(session, study_id=study_id),
+                last_event,
+            )).body
+            cache.put(version, body)
+    return Response(body, media_type="application/json")

@@ -60,6 +60,11 @@ def test_dashboard_json_shapes_trials_for_tables_and_charts(database_url: str, s
         assert client.get("/dashboard/static/vendor/chart.umd.min.js").status_code == 200
         assert client.get("/dashboard/static/../routes.py").status_code == 404
         assert client.get("/dashboard/api/studies/nope").status_code == 404
+        db = Database(database_url)
+        with db.transaction() as session:  # a new run is a new version of the page's data
+            crud.record_run(session, study_id=study_id, config=SYNC, result={"label": "baseline"})
+        db.dispose()
+        assert len(client.get(f"/dashboard/api/studies/{study_id}").json()["runs"]) == 2
     assert listing[0] | {"created_at": None} == {
         "id": study_id, "state": "done", "workload": "digits-mlp", "error": None, "created_at": None,
         "probes_done": 2, "probes_running": 0, "max_probes": 6, "best_predicted_ttc": 0.0095,
