@@ -22,13 +22,15 @@ class RayBackendConfig:
     ``cpus_per_worker`` is the Ray CPU share of one device actor and sets its torch thread count
     (at least one thread). ``use_gpu`` None means: one GPU per actor when the cluster has enough.
     ``collective_timeout_s`` bounds every ``torch.distributed`` call, so a dead peer becomes an
-    error instead of a hang. ``shutdown_grace_s`` is how long actors get to leave their process
-    groups before ``ray.kill``.
+    error instead of a hang. ``start_timeout_s`` bounds placing and starting the actors (process
+    start-up and imports, slow on a loaded machine), kept apart from the collective timeout.
+    ``shutdown_grace_s`` is how long actors get to leave their process groups before ``ray.kill``.
     """
 
     cpus_per_worker: float = 1.0
     use_gpu: bool | None = None
     collective_timeout_s: float = 60.0
+    start_timeout_s: float = 300.0
     shutdown_grace_s: float = 5.0
     retries: int = 1
 
@@ -36,6 +38,8 @@ class RayBackendConfig:
         errors = []
         if not self.cpus_per_worker > 0:
             errors.append(f"cpus_per_worker={self.cpus_per_worker!r} must be > 0")
+        if not self.start_timeout_s > 0:
+            errors.append(f"start_timeout_s={self.start_timeout_s!r} must be > 0")
         if not self.collective_timeout_s > 0:
             errors.append(f"collective_timeout_s={self.collective_timeout_s!r} must be > 0")
         if self.shutdown_grace_s < 0:

@@ -43,6 +43,7 @@ def setup_process_groups(context: WorkerContext, host: str, port: int, timeout_s
         context.leader_group = leaders
     context.backend = backend
     context.timeout_s = timeout_s
+    dist.barrier()  # every rank has built every group (and connected its pairs) before first use
     log.debug("rank %d joined %s world of %d", context.rank, backend, context.world_size)
     return backend
 

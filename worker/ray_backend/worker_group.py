@@ -54,7 +54,7 @@ class WorkerGroup:
             raise RuntimeError(f"worker group {self.name} is already started")
         cpus, gpus = self.config.cpus_per_worker, self.gpus_per_worker()
         timeout = self.config.collective_timeout_s
-        self._placement = reserve(self.topology, cpus, gpus, timeout)
+        self._placement = reserve(self.topology, cpus, gpus, self.config.start_timeout_s)
         try:
             remote = ray.remote(DeviceWorker)
             self.actors = [
@@ -67,6 +67,8 @@ class WorkerGroup:
                 ).remote(rank, self.topology, self.config.threads_per_worker)
                 for rank in range(self.topology.world_size)
             ]
+            ready = [actor.__ray_ready__.remote() for actor in self.actors]
+            ray.get(ready, timeout=self.config.start_timeout_s)  # every process up before any rendezvous
             host, port = ray.get(self.actors[0].rendezvous_address.remote(), timeout=timeout)
             backends = self.execute(setup_process_groups, host, port, timeout, timeout=2 * timeout)
         except BaseException:

@@ -2,8 +2,9 @@
 
 from worker.ray_backend.strategies.async_groups import AsyncGroupsWorker
 from worker.ray_backend.strategies.base import SteppedWorker, WorkerStrategy
+from worker.ray_backend.strategies.dbs import DbsWorker
 from worker.ray_backend.strategies.sync import SyncWorker
 
-STEPPED: dict[str, type[SteppedWorker]] = {cls.name: cls for cls in (SyncWorker,)}
+STEPPED: dict[str, type[SteppedWorker]] = {cls.name: cls for cls in (SyncWorker, DbsWorker)}
 
-__all__ = ["STEPPED", "AsyncGroupsWorker", "SteppedWorker", "SyncWorker", "WorkerStrategy"]
+__all__ = ["STEPPED", "AsyncGroupsWorker", "DbsWorker", "SteppedWorker", "SyncWorker", "WorkerStrategy"]

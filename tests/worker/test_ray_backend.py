@@ -1,0 +1,185 @@
+"""The Ray backend: equivalence with the simulated backend, failure handling, no leaks.
+
+One small local Ray for the module (2 CPUs; device actors take 0.5 CPU each). The dashboard is
+on so that ``ray.util.state.list_actors`` can check for leaked actors; when another module
+already started Ray without it, the leak check falls back to the named-actor list (every
+device actor and parameter server is named ``ttc-device-…``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+import torch
+
+from predictor.types import Config
+from worker.probe import run_config
+from worker.ray_backend import RayBackendConfig, Topology, WorkerGroup, collective_backend, run_on_ray
+from worker.ray_backend.placement import node_bundles
+from worker.ray_backend.worker_group import ACTOR_PREFIX
+from worker.spec import parse_spec
+
+ray = pytest.importorskip("ray")
+SMALL = RayBackendConfig(cpus_per_worker=0.5, collective_timeout_s=60.0, shutdown_grace_s=2.0)
+
+
+@pytest.fixture(scope="module")
+def ray_cluster() -> Iterator[None]:
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=True, log_to_driver=False, configure_logging=False)
+    yield
+    if started:
+        ray.shutdown()
+
+
+def live_ttc_actors() -> list[str]:
+    """Names of ALIVE ttc actors, from the state API when the dashboard runs."""
+    from ray.util.state import list_actors
+    from ray.util.state.exception import ServerUnavailable
+
+    try:
+        actors = list_actors(
+            address=ray.get_runtime_context().gcs_address,  # other Ray instances may share this machine
+            filters=[("state", "=", "ALIVE")],
+            raise_on_missing_output=False,
+        )
+        names = [a.name or "" for a in actors]
+    except ServerUnavailable:
+        names = [a["name"] for a in ray.util.list_named_actors(all_namespaces=True)]
+    return [n for n in names if n.startswith(ACTOR_PREFIX)]
+
+
+def live_placement_groups() -> list[str]:
+    return [k for k, v in ray.util.placement_group_table().items() if v["state"] != "REMOVED"]
+
+
+def spec(backend: str, eval_every: int = 5, target: float = 0.01, nodes: int = 2, per_node: int = 1):
+    cluster = {"backend": backend, "nodes": nodes, "devices_per_node": per_node, "device": {"name": "cpu"}}
+    return parse_spec({
+        "workload": {"name": "digits-mlp"},
+        "target": {"value": target, "eval_every": eval_every},
+        "cluster": cluster,
+    })
+
+
+def test_topology_and_bundles_pack_a_node_into_one_bundle() -> None:
+    topology = Topology(nodes=3, devices_per_node=2)
+    assert topology.world_size == 6
+    assert [topology.node_of(r) for r in range(6)] == [0, 0, 1, 1, 2, 2]
+    assert topology.leader_ranks == [0, 2, 4]
+    assert node_bundles(topology, cpus=0.5, gpus=0) == [{"CPU": 1.0}] * 3
+    assert node_bundles(topology, cpus=1, gpus=1) == [{"CPU": 2, "GPU": 2}] * 3
+    with pytest.raises(ValueError, match="devices_per_node"):
+        Topology(nodes=1, devices_per_node=0)
+
+
+def test_backend_config_validates_and_picks_nccl_only_with_cuda() -> None:
+    assert collective_backend(cuda_available=False) == "gloo"
+    assert collective_backend(cuda_available=True) == "nccl"
+    assert RayBackendConfig(cpus_per_worker=0.5).threads_per_worker == 1
+    assert RayBackendConfig(cpus_per_worker=4).threads_per_worker == 4
+    with pytest.raises(ValueError, match="cpus_per_worker=0"):
+        RayBackendConfig(cpus_per_worker=0)
+
+
+def test_worker_group_api_and_node_subgroups(ray_cluster: None) -> None:
+    def _node_sum(context) -> tuple[int, float, list[int], list[int], int]:  # local: shipped by value
+        import torch
+        import torch.distributed as dist
+
+        value = torch.tensor([float(context.rank)])
+        dist.all_reduce(value)
+        leaders = dist.get_process_group_ranks(context.leader_group) if context.leader_group else []
+        node = dist.get_process_group_ranks(context.node_group)
+        return context.rank, float(value), node, leaders, torch.get_num_threads()
+
+    group = WorkerGroup(Topology(nodes=2, devices_per_node=2), SMALL)
+    assert not group.started and live_ttc_actors() == []  # the constructor starts nothing
+    with pytest.raises(RuntimeError, match="not started"):
+        group.execute(_node_sum)
+    with group:
+        assert group.backend == "gloo"
+        # node 0 holds ranks 0,1; node 1 ranks 2,3; leaders 0 and 2; one thread each (0.5 CPU)
+        assert group.execute(_node_sum) == [
+            (0, 6.0, [0, 1], [0, 2], 1),
+            (1, 6.0, [0, 1], [], 1),
+            (2, 6.0, [2, 3], [0, 2], 1),
+            (3, 6.0, [2, 3], [], 1),
+        ]
+        assert group.execute_single(3, _node_sum)[0] == 3
+        assert len(live_ttc_actors()) == 4
+    assert live_ttc_actors() == []
+    assert live_placement_groups() == []
+
+
+@pytest.mark.parametrize(
+    "strategy, options",
+    [("sync", {}), pytest.param("dbs", {"rebalance_every": 5}, marks=pytest.mark.slow)],
+)
+def test_on_ray_matches_simulated_loss_trajectory(ray_cluster: None, strategy: str, options: dict) -> None:
+    """Same seed, same samples per step: the loss curves agree (DBS too, whatever its shares)."""
+    config = Config(strategy, 2, 1, batch_size=16, lr=0.1, momentum=0.9, options=options)
+    simulated = run_config(spec("simulated"), config, max_seconds=1e9, max_iterations=40)
+    real = run_on_ray(spec("ray"), config, max_seconds=1e9, max_iterations=40, backend=SMALL)
+    assert [p[0] for p in real.curve] == [p[0] for p in simulated.curve]
+    relative = [abs(r[2] - s[2]) / abs(s[2]) for r, s in zip(real.curve, simulated.curve, strict=True)]
+    assert max(relative) < 1e-4
+    assert real.grad_sq_big == pytest.approx(simulated.grad_sq_big, rel=1e-4)
+    assert real.iterations == simulated.iterations == 40
+    assert len(real.step_seconds) == 40 and all(s > 0 for s in real.step_seconds)
+    assert real.seconds == pytest.approx(sum(real.step_seconds))
+    assert live_ttc_actors() == []
+
+
+def test_async_groups_on_ray_trains_through_the_parameter_server(ray_cluster: None) -> None:
+    config = Config("async_groups", 2, 1, groups=2, batch_size=16, lr=0.05, momentum=0.5)
+    result = run_on_ray(spec("ray"), config, max_seconds=1e9, max_iterations=30, backend=SMALL)
+    assert [p[0] for p in result.curve] == [0, 5, 10, 15, 20, 25, 30]
+    assert result.curve[-1][2] < result.curve[0][2]
+    assert result.iterations == 30 and len(result.step_seconds) == 30
+    assert live_ttc_actors() == []
+
+
+def test_a_killed_actor_fails_the_attempt_and_the_probe_completes_on_fresh_actors(
+    ray_cluster: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = Config("sync", nodes=2, devices_per_node=1, batch_size=16, lr=0.05, momentum=0.5)
+    results: list[object] = []
+    probe = threading.Thread(
+        target=lambda: results.append(
+            run_on_ray(spec("ray", eval_every=10, target=1e-6), config, 3.0, 100_000, backend=SMALL)
+        )
+    )
+    killed = []
+    with caplog.at_level(logging.WARNING, logger="worker.ray_backend.probe"):
+        probe.start()
+        deadline = time.monotonic() + 60
+        while not killed and time.monotonic() < deadline:
+            victims = [
+                a for a in ray.util.list_named_actors(all_namespaces=True)
+                if a["name"].startswith(ACTOR_PREFIX) and a["name"].endswith("-rank1")
+            ]
+            if victims:
+                time.sleep(1.5)  # let it train a little first (each attempt trains 3 s)
+                ray.kill(ray.get_actor(victims[0]["name"], namespace=victims[0]["namespace"]))
+                killed.append(victims[0]["name"])
+            time.sleep(0.2)
+        probe.join(timeout=300)
+    assert killed and not probe.is_alive()
+    (result,) = results
+    assert result.seconds >= 3.0 and result.iterations > 0 and result.error is None
+    assert "attempt 1 failed" in caplog.text and "actor" in caplog.text
+    assert live_ttc_actors() == []
+    assert live_placement_groups() == []
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_nccl_is_chosen_when_cuda_is_present(ray_cluster: None) -> None:
+    with WorkerGroup(Topology(nodes=1, devices_per_node=1), RayBackendConfig(use_gpu=True)) as group:
+        assert group.backend == "nccl"
