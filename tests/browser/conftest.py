@@ -22,6 +22,7 @@ CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--no-first-run",
 ]
+STARTUP_SECONDS = 240  # importing torch and Ray on 2 busy cores can take minutes
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 
@@ -75,7 +76,7 @@ def service_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + STARTUP_SECONDS
         while True:
             try:
                 httpx.get(f"{url}/v1/studies", timeout=2).raise_for_status()
