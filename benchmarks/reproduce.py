@@ -94,7 +94,7 @@ def omnivore(quick: bool) -> dict[str, Any]:
     """
     groups = [1, 2, 4, 8, 16]
     momenta = [0.0, 0.4, 0.8, 0.9] if quick else [0.0, 0.2, 0.4, 0.6, 0.8, 0.9]
-    scaled_lrs = [0.3, 1.0, 3.0] if quick else [0.1, 0.3, 1.0, 3.0]  # lr / (1 − μ)
+    scaled_lrs = [0.1, 0.3, 1.0] if quick else [0.1, 0.3, 1.0, 3.0]  # lr / (1 − μ)
     seeds = [0, 1] if quick else [0, 1, 2]
     cap, batch = 1500, 4
     fast = make_spec("digits-mlp", 0.05, 4, 4, network=FAST_NETWORK)
@@ -175,16 +175,20 @@ def daso(quick: bool) -> dict[str, Any]:
                           "step": mean_step(runs), "curve": runs[0].curve})
         results[strategy] = min(cells, key=lambda cell: cell["ttc"])
     ratio = results["daso"]["ttc"] / results["sync"]["ttc"]
-    rows = [[name, cell["lr"], fmt(cell["iterations"]), f"{cell['step'] * 1e6:.1f}", fmt(cell["ttc"])]
-            for name, cell in results.items()]
+    per_epoch = workload_for(spec).train_size / (16 * 4)
+    rows = [[name, cell["lr"], fmt(cell["iterations"]), fmt(cell["iterations"] / per_epoch, 3),
+             f"{cell['step'] * 1e6:.1f}", fmt(cell["ttc"])] for name, cell in results.items()]
     body = (
         f"digits-mlp, 4 nodes × 4 devices (V100 profiles), intra-node {TEN_TO_ONE['intra_gbps']:g} Gb/s, "
         f"inter-node {TEN_TO_ONE['inter_gbps']:g} Gb/s (10× below), b = 4 per device, momentum 0.9, "
         f"target train_loss 0.02, {len(seeds)} seeds; each strategy at its best lr of {lrs}. DASO with "
         "Heat's defaults (warmup 4, cooldown 4 — inactive without a fixed epoch count — stability "
         "0.05, max global skips 8).\n\n"
-        + table(["strategy", "lr", "iterations", "µs/iteration", "TTC (s)"], rows)
-        + f"\n\nDASO TTC / sync TTC = **{ratio:.3f}** (target ≤ 0.70; paper: up to 34% lower)."
+        + table(["strategy", "lr", "iterations", "epochs", "µs/iteration", "TTC (s)"], rows)
+        + f"\n\nDASO TTC / sync TTC = **{ratio:.3f}** (target ≤ 0.70; paper: up to 34% lower). "
+        "While DASO is still in its 4 warm-up epochs every global sync is blocking, so any gain there "
+        "comes from syncing N node leaders instead of a flat ring over all N·D devices; past warm-up "
+        "the skipped, non-blocking syncs add to it."
     )
     figure, axis = plt.subplots(figsize=(6, 3.8))
     for name, cell in results.items():
@@ -215,7 +219,7 @@ def hsgd(quick: bool) -> dict[str, Any]:
     # Large batch: epochs to target at the base batch (b=4/device, 128 global) and at 8× (b=32, 1024).
     train_size = workload_for(spec).train_size
     cap = 3000
-    lars_lrs = [2.0, 5.0] if quick else [1.0, 2.0, 5.0, 10.0]
+    lars_lrs = [5.0, 20.0] if quick else [2.0, 5.0, 10.0, 20.0, 40.0]
     cases = [("SGD, base batch 128", 4, "sgd", [0.1]), ("SGD, 8× batch, same lr", 32, "sgd", [0.1]),
              ("SGD, 8× batch, lr × 8 (linear scaling)", 32, "sgd", [0.8]),
              ("LARS, 8× batch (best lr)", 32, "lars", lars_lrs)]
@@ -247,7 +251,8 @@ def hsgd(quick: bool) -> dict[str, Any]:
         + table(["optimizer, batch", "lr", "epochs to target", "× base epochs"], erows)
         + f"\n\nLARS at 8× reaches the target: **{'yes' if math.isfinite(lars_epochs) else 'no'}** "
         f"({fmt(lars_epochs, 3)} epochs); SGD at 8× needs {fmt(sgd_large, 3)} epochs "
-        f"(= {fmt(sgd_large / base, 3)}× base; target: fails or ≥ 1.5×)."
+        f"(= {fmt(sgd_large / base, 3)}× base; target: fails or ≥ 1.5×). LARS / best SGD at 8× = "
+        f"{fmt(lars_epochs / sgd_large, 3)} in epochs."
     )
     figure, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
     left.bar(range(len(steps)), [steps[name] * 1e6 for name in steps])
