@@ -81,6 +81,7 @@ class ColdStartSearch:
         self.predictions: dict[str, Prediction] = {}
         self.pruned: set[str] = set()
         self.model: TtcModel | None = None
+        self._fits: dict = {}  # per-probe curve fits, reused by every refit
         self._trials: dict[str, optuna.trial.Trial] = {}
         self._stages = self._plan_stages()
         self._pending: list[Config] = []
@@ -145,7 +146,7 @@ class ColdStartSearch:
         return pruned
 
     def _refit(self) -> None:
-        self.model = TtcModel(list(self.results.values()), self.target)
+        self.model = TtcModel(list(self.results.values()), self.target, self._fits)
         self.predictions = {}
         for key, result in self.results.items():
             prediction = self.model.predict(result.config)

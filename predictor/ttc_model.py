@@ -50,14 +50,20 @@ def recipe(config: Config) -> tuple:
 class TtcModel:
     """Pooled HE and SE models of one study; ``predict`` works for any config of its space."""
 
-    def __init__(self, results: Sequence[ProbeResult], target: float) -> None:
+    def __init__(
+        self, results: Sequence[ProbeResult], target: float, cache: dict[str, Estimate | None] | None = None
+    ) -> None:
+        """``cache`` keeps each probe's curve fit across refits (a probe's curve never changes)."""
         self.target = target
+        cache = {} if cache is None else cache
         self.results = {r.config.key(): r for r in results}
         self.he = HeModel.fit(list(results))
         self.b_noise = noise_scale(list(results))
         self.iterations: dict[str, Estimate] = {}
         for key, r in self.results.items():
-            estimate = iterations_to_target(r, target)
+            if key not in cache:
+                cache[key] = iterations_to_target(r, target)
+            estimate = cache[key]
             if estimate is not None and math.isfinite(estimate.value):
                 self.iterations[key] = estimate
 
