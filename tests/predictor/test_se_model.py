@@ -32,7 +32,7 @@ def test_interval_covers_the_truth_on_synthetic_curves(family: str) -> None:
     target = float(chosen.loss(np.array([2000.0]), *truth_params)[0])
     truth = chosen.solve(CurveParams(*truth_params), target)
     covered = 0
-    trials = 12
+    trials = 20
     for seed in range(trials):
         rng = np.random.default_rng(seed)
         k = np.arange(20, 600, 20, dtype=float)
