@@ -283,6 +283,9 @@ class ColdStartSearch:
         scored = [
             (p.ttc_seconds, key) for key, p in self.predictions.items() if math.isfinite(p.ttc_seconds)
         ]
+        # A config whose 80% interval is unbounded above may never converge: trust it only alone.
+        bounded = [(t, key) for t, key in scored if math.isfinite(self.predictions[key].ttc_high)]
+        scored = bounded or scored
         if not scored:
             raise TargetUnreachable(
                 f"none of {len(self.results)} probes is predicted to reach target loss {self.target}"
