@@ -122,18 +122,31 @@ def test_worker_group_api_and_node_subgroups(ray_cluster: None) -> None:
     assert live_placement_groups() == []
 
 
+NON_BLOCKING = {"warmup_epochs": 0, "max_global_skips": 4}  # DASO skips from step 1: async merges
+
+
 @pytest.mark.parametrize(
-    "strategy, options",
-    [("sync", {}), pytest.param("dbs", {"rebalance_every": 5}, marks=pytest.mark.slow)],
+    "strategy, nodes, per_node, options",
+    [
+        ("sync", 2, 1, {}),
+        ("hsgd", 2, 2, {}),  # node-subgroup reduce, leader all-reduce, node broadcast
+        ("daso", 2, 1, NON_BLOCKING),  # async_op handles merged S steps later
+        pytest.param("daso", 2, 2, NON_BLOCKING, marks=pytest.mark.slow),  # + node broadcast, epoch end
+        pytest.param("daso", 2, 1, {}, marks=pytest.mark.slow),  # warmup: blocking global average
+        pytest.param("dbs", 2, 1, {"rebalance_every": 5}, marks=pytest.mark.slow),
+    ],
 )
-def test_on_ray_matches_simulated_loss_trajectory(ray_cluster: None, strategy: str, options: dict) -> None:
+def test_on_ray_matches_simulated_loss_trajectory(
+    ray_cluster: None, strategy: str, nodes: int, per_node: int, options: dict
+) -> None:
     """Same seed, same samples per step: the loss curves agree (DBS too, whatever its shares)."""
-    config = Config(strategy, 2, 1, batch_size=16, lr=0.1, momentum=0.9, options=options)
-    simulated = run_config(spec("simulated"), config, max_seconds=1e9, max_iterations=40)
-    real = run_on_ray(spec("ray"), config, max_seconds=1e9, max_iterations=40, backend=SMALL)
+    config = Config(strategy, nodes, per_node, batch_size=16, lr=0.1, momentum=0.9, options=options)
+    simulated = run_config(spec("simulated", nodes=nodes, per_node=per_node), config, 1e9, 40)
+    real = run_on_ray(spec("ray", nodes=nodes, per_node=per_node), config, 1e9, 40, backend=SMALL)
     assert [p[0] for p in real.curve] == [p[0] for p in simulated.curve]
     relative = [abs(r[2] - s[2]) / abs(s[2]) for r, s in zip(real.curve, simulated.curve, strict=True)]
     assert max(relative) < 1e-4
+    assert real.curve[-1][2] < real.curve[0][2] / 2
     assert real.grad_sq_big == pytest.approx(simulated.grad_sq_big, rel=1e-4)
     assert real.iterations == simulated.iterations == 40
     assert len(real.step_seconds) == 40 and all(s > 0 for s in real.step_seconds)

@@ -81,6 +81,14 @@ class SteppedWorker(WorkerStrategy, ABC):
         return seconds
 
 
+def assign_gradients(params: list[torch.nn.Parameter], flat: torch.Tensor) -> None:
+    """Set each parameter's ``.grad`` to its slice of a flat, reduced gradient vector."""
+    offset = 0
+    for param in params:
+        param.grad = flat[offset : offset + param.numel()].view_as(param)
+        offset += param.numel()
+
+
 def install(
     context: WorkerContext, cls: type[WorkerStrategy], spec: object, config: Config, seed: int
 ) -> None:

@@ -18,7 +18,7 @@ import torch.distributed as dist
 
 from predictor.types import Config
 from worker.ray_backend.actor import WorkerContext
-from worker.ray_backend.strategies.base import SteppedWorker
+from worker.ray_backend.strategies.base import SteppedWorker, assign_gradients
 from worker.strategies.dbs import integer_batches, rebalance_shares
 from worker.workloads import Workload
 
@@ -48,10 +48,7 @@ class DbsWorker(SteppedWorker):
         self.measured += time.perf_counter() - start
         flat = torch.cat([g.reshape(-1) for g in grads])
         dist.all_reduce(flat)  # Σ_i (b_i/B)·∇L_i
-        offset = 0
-        for param in params:
-            param.grad = flat[offset : offset + param.numel()].view_as(param)
-            offset += param.numel()
+        assign_gradients(params, flat)
         self.optimizer.step()
         self.steps += 1
         if self.steps % self.rebalance_every == 0:
