@@ -56,7 +56,9 @@ def test_user_factory_needs_allowlist(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_yaml_and_json_files_load_the_same(tmp_path) -> None:
     data = {"workload": {"name": "digits-cnn"}, "cluster": {"nodes": 2, "devices_per_node": 4}}
     (tmp_path / "a.json").write_text(json.dumps(data))
-    (tmp_path / "a.yaml").write_text("workload: {name: digits-cnn}\ncluster: {nodes: 2, devices_per_node: 4}\n")
+    (tmp_path / "a.yaml").write_text(
+        "workload: {name: digits-cnn}\ncluster: {nodes: 2, devices_per_node: 4}\n"
+    )
     assert load_spec(tmp_path / "a.json") == load_spec(tmp_path / "a.yaml")
 
 
