@@ -1,7 +1,9 @@
-"""Runs of strategies whose every device holds a replica of the global model (sync-like).
+"""Runs of lock-step strategies whose every device holds a replica of the model (sync-like).
 
-The replicas stay identical after each iteration, so the global model is rank 0's replica and a
-step's duration is the slowest rank's (the collective makes every rank wait for it).
+The global model is rank 0's replica: identical to every other after each iteration for ``sync``,
+``dbs`` and ``hsgd``; for ``daso`` it is node 0's replica between global merges, which is what the
+simulated strategy evaluates too. A step's duration is the slowest rank's (the collectives make
+every rank wait for it).
 """
 
 from __future__ import annotations
