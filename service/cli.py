@@ -23,7 +23,14 @@ from service.cli_progress import TuneProgress
 from service.cli_studies import studies_app
 from service.db import Database
 from service.orchestration import StudyRunner
-from service.run_configs import ConfigArgumentError, execute_configs, parse_config_argument
+from service.run_configs import (
+    ConfigArgumentError,
+    RunTarget,
+    check_fits,
+    execute_configs,
+    parse_config_argument,
+    predict_config,
+)
 from service.settings import get_settings
 from worker.spec import Spec, SpecError, load_spec
 
@@ -162,6 +169,18 @@ def _print_plan(plan: dict[str, Any]) -> None:
     )
 
 
+def _load_inputs(spec_path: Path, config: str, with_baseline: bool) -> tuple[Spec, list[RunTarget]]:
+    """The spec and the configurations to train, checked against the spec's cluster (exit 2 if bad)."""
+    try:
+        spec = load_spec(spec_path)
+        targets = parse_config_argument(config, with_baseline=with_baseline)
+        for target in targets:
+            check_fits(spec, target.config)
+    except (SpecError, ConfigArgumentError) as exc:
+        raise _fail(EXIT_BAD_INPUT, str(exc)) from None
+    return spec, targets
+
+
 @app.command()
 def run(
     spec_path: SpecArg,
@@ -172,11 +191,7 @@ def run(
     as_json: JsonOpt = False,
 ) -> None:
     """Train configurations to the target and print the measured time to convergence."""
-    try:
-        spec = load_spec(spec_path)
-        targets = parse_config_argument(config, with_baseline=with_baseline)
-    except (SpecError, ConfigArgumentError) as exc:
-        raise _fail(EXIT_BAD_INPUT, str(exc)) from None
+    spec, targets = _load_inputs(spec_path, config, with_baseline)
     settings = get_settings()
     db = Database(settings.database_url)
     db.migrate()
@@ -217,13 +232,7 @@ def predict(
     as_json: JsonOpt = False,
 ) -> None:
     """Predict one configuration's TTC from a single short probe of it."""
-    from service.run_configs import predict_config
-
-    try:
-        spec = load_spec(spec_path)
-        targets = parse_config_argument(config, with_baseline=False)
-    except (SpecError, ConfigArgumentError) as exc:
-        raise _fail(EXIT_BAD_INPUT, str(exc)) from None
+    spec, targets = _load_inputs(spec_path, config, with_baseline=False)
     predictions = predict_config(spec, [t.config for t in targets], get_settings().ray_address)
     _emit(predictions if len(predictions) > 1 else predictions[0], True)
     if any(p["predicted"] is None for p in predictions):

@@ -84,6 +84,14 @@ def test_bad_spec_exits_2_without_traceback(command: str, tmp_path: Path, databa
     assert "Traceback" not in done.stderr + done.stdout
 
 
-def test_bad_config_exits_2(tiny_spec: Path, database_url: str) -> None:
-    result = CliRunner().invoke(app, ["run", str(tiny_spec), "--config", '{"strategy": "sync", "nodes": 9}'])
+@pytest.mark.parametrize(
+    "config",
+    [
+        '{"strategy": "sync", "nodes": 9}',  # devices_per_node missing
+        '{"strategy": "sync", "nodes": 9, "devices_per_node": 2}',  # more nodes than the cluster
+        "not json",
+    ],
+)
+def test_bad_config_exits_2(config: str, tiny_spec: Path, database_url: str) -> None:
+    result = CliRunner().invoke(app, ["run", str(tiny_spec), "--config", config])
     assert result.exit_code == 2
