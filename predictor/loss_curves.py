@@ -32,7 +32,7 @@ class CurveParams(NamedTuple):
 class Family(NamedTuple):
     name: str
     loss: Callable[..., np.ndarray]
-    fit: Callable[[np.ndarray, np.ndarray], CurveParams]
+    fit: Callable[..., CurveParams]
     solve: Callable[[CurveParams, float], float]
 
 
@@ -46,13 +46,14 @@ def power_loss(k: np.ndarray, a: float, p: float, c: float) -> np.ndarray:
     return a * np.power(k + 1.0, -p) + c
 
 
-def _floor_bounds(losses: np.ndarray) -> float:
-    return max(float(losses.min()) * 0.999, 1e-9)
+def _floor_bounds(losses: np.ndarray, c_max: float | None = None) -> float:
+    bound = float(losses.min()) * 0.999 if c_max is None else min(float(losses.min()) * 0.999, c_max)
+    return max(bound, 1e-9)
 
 
-def fit_optimus(k: np.ndarray, losses: np.ndarray) -> CurveParams:
-    """Least squares with a, b > 0 and 0 ≤ c < min(loss)."""
-    floor_max = _floor_bounds(losses)
+def fit_optimus(k: np.ndarray, losses: np.ndarray, c_max: float | None = None) -> CurveParams:
+    """Least squares with a, b > 0 and 0 ≤ c < min(loss) (and ≤ ``c_max``)."""
+    floor_max = _floor_bounds(losses, c_max)
     start = max(float(losses[0]) - floor_max * 0.5, 1e-6)
     guess = (1.0 / (start * max(k[-1], 1.0)), 1.0 / start, floor_max * 0.5)
     params, _ = curve_fit(
@@ -62,9 +63,9 @@ def fit_optimus(k: np.ndarray, losses: np.ndarray) -> CurveParams:
     return CurveParams(*(float(p) for p in params))
 
 
-def fit_power(k: np.ndarray, losses: np.ndarray) -> CurveParams:
-    """Least squares with a > 0, 0.05 ≤ p ≤ 4 and 0 ≤ c < min(loss)."""
-    floor_max = _floor_bounds(losses)
+def fit_power(k: np.ndarray, losses: np.ndarray, c_max: float | None = None) -> CurveParams:
+    """Least squares with a > 0, 0.05 ≤ p ≤ 4 and 0 ≤ c < min(loss) (and ≤ ``c_max``)."""
+    floor_max = _floor_bounds(losses, c_max)
     guess = (max(float(losses[0]) - floor_max * 0.5, 1e-6), 0.5, floor_max * 0.5)
     params, _ = curve_fit(
         power_loss, k, losses, p0=guess,

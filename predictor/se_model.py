@@ -7,6 +7,23 @@ fit (Efron & Tibshirani 1993, §9.5). Residuals are taken as ratios (loss noise 
 loss) and inflated by √(n/(n−p)) so that they are not smaller than the noise they estimate
 (Davison & Hinkley 1997, §6.2.3). A floor at or above the
 target means out of reach.
+
+Robustness, so that a plan cannot rest on one lucky dip of a short, noisy probe:
+
+* the curve is fitted to its *upper envelope* (each point raised to the highest loss seen at or
+  after it), so a late dip cannot pull the fitted trend below the level the curve bounced back to;
+* a *noise floor*: SGD at a constant step size settles in a band whose width scales with η/B
+  (Mandt et al., JMLR 2017); the band shows up as the scatter of the measured curve around its
+  fitted trend (scatter = RMS of the raw curve around a free fit over the probe's later half).
+  A short probe cannot identify a floor c far below its own losses, so the floor is taken to be
+  the noise floor: c is fitted within [0, scatter] and solving uses max(c, scatter). This assumes
+  the metric can fall to its noise floor, unless the curve itself shows a higher floor: an F-test
+  (95%) of the free-floor fit against the capped one keeps the free floor when it fits
+  significantly better (a flattening curve, e.g. held-out loss near its floor);
+* *model-form uncertainty*: the bootstrap is run for every family (Optimus and the power law), and
+  the interval is the pooled 10–90% of both, so it spans the disagreement between families; on
+  top, the log-interval widens with the extrapolation distance, by FORM_SIGMA per e-fold of
+  k*/k_probe (a prior, not fitted to any evaluation's ground truth).
 """
 
 from __future__ import annotations
@@ -15,6 +32,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats
 
 from predictor.loss_curves import FAMILIES, Family
 from predictor.types import ProbeResult
@@ -23,6 +41,8 @@ BOOTSTRAP_SAMPLES = 60
 MIN_POINTS = 4
 INTERVAL = (10.0, 90.0)  # percentiles of the 80% interval
 DEFAULT_FAMILY = "power"  # smaller extrapolation error on real curves: docs/results/predictor.md
+FORM_SIGMA = 0.25  # log-sd of model-form error per e-fold of extrapolation (prior)
+Z80 = 1.2816
 
 
 @dataclass(frozen=True)
@@ -43,33 +63,82 @@ def curve_points(result: ProbeResult) -> tuple[np.ndarray, np.ndarray] | None:
     return k, losses
 
 
-def _solve(family: Family, k: np.ndarray, losses: np.ndarray, target: float) -> float:
+def envelope(losses: np.ndarray) -> np.ndarray:
+    """Upper envelope: each point raised to the highest loss at or after it (non-increasing)."""
+    return np.maximum.accumulate(losses[::-1])[::-1]
+
+
+def noise_floor(k: np.ndarray, losses: np.ndarray, fitted: np.ndarray) -> float:
+    """RMS scatter of the raw curve around its fitted trend over the later half of the probe."""
+    tail = k >= np.median(k)
+    return float(np.sqrt(np.mean((losses[tail] - fitted[tail]) ** 2)))
+
+
+def floor_identified(k: np.ndarray, losses: np.ndarray, family: Family, free: tuple, capped: tuple) -> bool:
+    """F-test (95%) of the free floor against the noise-floor cap: does the curve itself show a floor?"""
+    dof = len(k) - 3
+    if dof < 1:
+        return False
+    rss_free = float(np.sum((losses - family.loss(k, *free)) ** 2))
+    rss_capped = float(np.sum((losses - family.loss(k, *capped)) ** 2))
+    if rss_capped <= rss_free:
+        return False
+    if rss_free <= 1e-12 * float(np.sum(losses**2)):
+        return True
+    return (rss_capped - rss_free) / (rss_free / dof) > float(stats.f.ppf(0.95, 1, dof))
+
+
+def _solve(family: Family, k: np.ndarray, losses: np.ndarray, target: float, cap: float | None) -> float:
+    """Refit (floor within [0, cap] when capped) and solve with the floor at least ``cap``."""
     try:
-        return family.solve(family.fit(k, np.maximum(losses, 1e-9)), target)
+        params = family.fit(k, np.maximum(losses, 1e-9), c_max=cap)
     except (RuntimeError, ValueError):
         return math.inf
+    return family.solve(params._replace(c=max(params.c, cap or 0.0)), target)
+
+
+def _bootstrap(chosen: Family, k: np.ndarray, raw: np.ndarray, upper: np.ndarray, target: float,
+               rng: np.random.Generator) -> tuple[float, list[float]] | None:
+    try:
+        free = chosen.fit(k, upper)
+        floor = noise_floor(k, raw, chosen.loss(k, *free))
+        params = chosen.fit(k, upper, c_max=floor)
+    except (RuntimeError, ValueError):
+        return None
+    cap: float | None = floor
+    if floor_identified(k, upper, chosen, free, params):
+        params, cap = free, None  # the curve shows its own floor: keep the free fit
+    fitted = chosen.loss(k, *params)
+    log_ratio = np.log(np.maximum(upper, 1e-12) / np.maximum(fitted, 1e-12))
+    residuals = (log_ratio - log_ratio.mean()) * math.sqrt(len(k) / max(len(k) - len(params), 1))
+    samples = [
+        _solve(chosen, k, fitted * np.exp(rng.choice(residuals, size=len(residuals), replace=True)),
+               target, cap)
+        for _ in range(BOOTSTRAP_SAMPLES)
+    ]
+    return chosen.solve(params._replace(c=max(params.c, cap or 0.0)), target), samples
 
 
 def extrapolate(
     k: np.ndarray, losses: np.ndarray, target: float, family: str = DEFAULT_FAMILY, seed: int = 0
 ) -> Estimate | None:
-    """Iterations at which the fitted curve reaches ``target``, with a residual-bootstrap interval."""
-    chosen = FAMILIES[family]
-    try:
-        params = chosen.fit(k, losses)
-    except (RuntimeError, ValueError):
-        return None
-    fitted = chosen.loss(k, *params)
-    log_ratio = np.log(np.maximum(losses, 1e-12) / np.maximum(fitted, 1e-12))
-    residuals = (log_ratio - log_ratio.mean()) * math.sqrt(len(k) / max(len(k) - len(params), 1))
+    """Iterations at which the fitted curve reaches ``target``: the point from ``family``, the 80%
+    interval pooled over every family's residual bootstrap, widened for extrapolation distance."""
     rng = np.random.default_rng(seed)
-    samples = [
-        _solve(chosen, k, fitted * np.exp(rng.choice(residuals, size=len(residuals), replace=True)), target)
-        for _ in range(BOOTSTRAP_SAMPLES)
-    ]
-    low, high = np.percentile(np.array(samples), INTERVAL)
-    value = chosen.solve(params, target)
-    return Estimate(value, float(min(low, value)), float(max(high, value)))
+    upper = envelope(np.maximum(losses, 1e-9))
+    point = _bootstrap(FAMILIES[family], k, losses, upper, target, rng)
+    if point is None:
+        return None
+    value, samples = point
+    for name, other in FAMILIES.items():
+        if name != family and (extra := _bootstrap(other, k, losses, upper, target, rng)) is not None:
+            samples += extra[1]
+    low, high = np.percentile(np.array(samples), INTERVAL, method="nearest")
+    low, high = float(min(low, value)), float(max(high, value))
+    if math.isfinite(value):
+        widen = math.exp(Z80 * FORM_SIGMA * math.log(max(value / float(k[-1]), 1.0)))
+        low, high = low / widen, high * widen
+    return Estimate(value, low, high)
 
 
 def iterations_to_target(

@@ -16,6 +16,9 @@ Stages, each a batch:
 A diverged probe prunes its recipe's larger steps (higher η at the same g). Each trial reports its
 loss curve against probe time to an Optuna pruner; pruned trials are not expanded in stage 4.
 The plan keeps the baseline (sync, all devices, μ = 0.9, η*) unless a challenger wins by ≥ 5%.
+Every ranking uses a risk-aware score — the geometric blend of the predicted TTC and its 80%
+upper end (predictor.ttc_model.conservative) — so a config that looks fast only through an
+uncertain extrapolation of a short, noisy probe does not win.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from collections.abc import Iterator
 import optuna
 
 from predictor.noise_scale import total_momentum
-from predictor.ttc_model import TtcModel, recipe
+from predictor.ttc_model import TtcModel, conservative, recipe
 from predictor.types import STRATEGIES, Budget, Config, Plan, Prediction, ProbeResult, SearchSpace
 
 ASYNC_MUST_PAY = 0.10
@@ -169,6 +172,11 @@ class ColdStartSearch:
 
     # -- the stages ------------------------------------------------------------------------------
     def _ttc(self, config: Config) -> float:
+        """Risk-aware score (point blended with the 80% upper end) that every decision ranks by."""
+        prediction = self.predictions.get(config.key())
+        return conservative(prediction) if prediction else math.inf
+
+    def _point(self, config: Config) -> float:
         prediction = self.predictions.get(config.key())
         return prediction.ttc_seconds if prediction else math.inf
 
@@ -271,7 +279,7 @@ class ColdStartSearch:
                     if candidate.key() not in self.results:
                         candidates[candidate.key()] = candidate
         configs = list(candidates.values())
-        ttc = self.model.predict_many(configs)
+        ttc = self.model.score_many(configs)
         ranked = sorted(
             (t, i) for i, t in enumerate(ttc) if t < (1 - CHANGE_MARGIN) * incumbent_ttc
         )
@@ -280,22 +288,26 @@ class ColdStartSearch:
     # -- the answer -----------------------------------------------------------------------------
     def plan(self, study_id: str) -> Plan:
         """The best probed configuration and its prediction; raises TargetUnreachable when none."""
-        scored = [
+        # Rank by the risk-aware score; a config whose 80% interval is unbounded above may never
+        # converge, so it is trusted (by its point estimate) only when nothing else is predicted.
+        scored = [(conservative(p), key) for key, p in self.predictions.items()]
+        scored = [(t, key) for t, key in scored if math.isfinite(t)] or [
             (p.ttc_seconds, key) for key, p in self.predictions.items() if math.isfinite(p.ttc_seconds)
         ]
-        # A config whose 80% interval is unbounded above may never converge: trust it only alone.
-        bounded = [(t, key) for t, key in scored if math.isfinite(self.predictions[key].ttc_high)]
-        scored = bounded or scored
         if not scored:
             raise TargetUnreachable(
                 f"none of {len(self.results)} probes is predicted to reach target loss {self.target}"
             )
         _, best_key = min(scored)
         baseline = self.baseline or self.results[best_key].config
-        baseline_ttc = self._ttc(baseline)
-        if math.isfinite(baseline_ttc) and self.predictions[best_key].ttc_seconds > (
-            1 - CHANGE_MARGIN
-        ) * baseline_ttc:
+        baseline_ttc = self._point(baseline)
+        challenger = self.predictions[best_key]
+        baseline_score = self._ttc(baseline)
+        wins = challenger.ttc_seconds <= (1 - CHANGE_MARGIN) * baseline_ttc and (
+            not math.isfinite(baseline_score)
+            or conservative(challenger) <= (1 - CHANGE_MARGIN) * baseline_score
+        )
+        if math.isfinite(baseline_ttc) and baseline.key() in self.predictions and not wins:
             best_key = baseline.key()
         best = self.results[best_key]
         supporting = [

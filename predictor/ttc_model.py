@@ -2,9 +2,19 @@
 
 ``predict_ttc`` reads one probe on its own. ``TtcModel`` pools every probe of a study so it can
 also predict configurations that were never probed: seconds/iteration from the fitted HE model
-(predictor.he_model), iterations from the probe with the same recipe (strategy, groups, learning
-rate, momentum, optimizer) nearest in global batch, rescaled by the gradient noise scale
-(predictor.noise_scale, McCandlish et al. 2018).
+(predictor.he_model), iterations from the nearest probe of the same *dynamics class* (sync and
+async_groups are one class — asynchrony is implicit momentum, Omnivore; every other strategy is
+its own class), carried over
+
+* global batch by the gradient noise scale (predictor.noise_scale, McCandlish et al. 2018), and
+* learning rate and momentum through the effective step η_eff = η/(1 − μ_total), μ_total = μ +
+  (1 − 1/g) (Mitliagkas et al. 2016; Hadjis et al. 2016): iterations ∝ η_eff^(−s), with s fitted
+  by log-log regression on the class's own probes when they span two or more η_eff (clipped to
+  [0, 1]: a larger step never needs more than proportionally fewer iterations), else s = 1 (the
+  small-step regime, where SGD's progress per step is proportional to the step).
+
+Each carry widens the 80% interval: TRANSFER_SIGMA for a batch change, LR_SIGMA per e-fold of
+η_eff (priors, not fitted to an evaluation's ground truth).
 """
 
 from __future__ import annotations
@@ -15,11 +25,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from predictor.he_model import Z80, HeModel, seconds_per_iteration
-from predictor.noise_scale import noise_scale, steps_ratio
+from predictor.noise_scale import noise_scale, steps_ratio, total_momentum
 from predictor.se_model import Estimate, iterations_to_target
 from predictor.types import Config, Prediction, ProbeResult
 
 TRANSFER_SIGMA = 0.15  # extra log-uncertainty when iterations are carried to another batch size
+LR_SIGMA = 0.5  # extra log-uncertainty per e-fold of effective learning rate carried over
+MAX_TOTAL_MOMENTUM = 0.95  # μ + 1 − 1/g above this is treated as this (the formula is only a guide)
 
 
 def predict_ttc(result: ProbeResult, target: float) -> Prediction | None:
@@ -45,6 +57,18 @@ def _combine(speed: Estimate, iterations: Estimate, reached_seconds: float | Non
 def recipe(config: Config) -> tuple:
     """What statistical efficiency depends on besides the global batch."""
     return (config.strategy, config.groups, round(config.lr, 12), round(config.momentum, 6), config.optimizer)
+
+
+def dynamics_class(config: Config) -> tuple:
+    """Configs whose iterations can be carried to each other (asynchrony = momentum, Omnivore)."""
+    strategy = "sync" if config.strategy == "async_groups" else config.strategy
+    return (strategy, config.optimizer, tuple(sorted(config.options.items())))
+
+
+def effective_lr(config: Config) -> float:
+    """η/(1 − μ_total) with μ_total = μ + 1 − 1/g (explicit plus implicit momentum)."""
+    mu_total = min(float(total_momentum(config.momentum, config.groups)), MAX_TOTAL_MOMENTUM)
+    return config.lr / (1.0 - mu_total)
 
 
 class TtcModel:
@@ -77,23 +101,48 @@ class TtcModel:
             return Estimate(mean, mean * math.exp(-Z80 * sigma), mean * math.exp(Z80 * sigma))
         return self.he.predict([config])[0]
 
+    def _batch_ratio(self, batch_from: float, batch_to: float) -> float:
+        if self.b_noise is None:
+            return 1.0
+        return float(steps_ratio(batch_from, batch_to, self.b_noise))
+
+    def lr_exponent(self, cls: tuple) -> float:
+        """s in iterations ∝ η_eff^(−s), from the class's probes (batch-normalised), else 1."""
+        points = [
+            (math.log(effective_lr(r.config)),
+             math.log(self.iterations[key].value / self._batch_ratio(r.config.global_batch, 1024)))
+            for key, r in self.results.items()
+            if key in self.iterations and dynamics_class(r.config) == cls and self.iterations[key].value > 0
+        ]
+        xs = np.array([x for x, _ in points])
+        if len(points) < 2 or np.ptp(xs) < 0.1:
+            return 1.0
+        slope = float(np.polyfit(xs, np.array([y for _, y in points]), 1)[0])
+        return float(np.clip(-slope, 0.0, 1.0))
+
     def steps(self, config: Config) -> Estimate | None:
-        """Iterations to the target: the probe's own, else a same-recipe probe's rescaled by B_noise."""
+        """Iterations to the target: the probe's own, else the nearest same-class probe's, carried
+        over batch (noise scale) and effective learning rate."""
         if config.key() in self.iterations:
             return self.iterations[config.key()]
+        cls, eff = dynamics_class(config), effective_lr(config)
         donors = [
-            (abs(math.log(r.config.global_batch / config.global_batch)), key)
+            (abs(math.log(effective_lr(r.config) / eff))
+             + abs(math.log(r.config.global_batch / config.global_batch))
+             + (0.0 if recipe(r.config) == recipe(config) else 1e-3), key)
             for key, r in self.results.items()
-            if key in self.iterations and recipe(r.config) == recipe(config)
+            if key in self.iterations and dynamics_class(r.config) == cls
         ]
         if not donors:
             return None
         donor_key = min(donors)[1]
         donor, estimate = self.results[donor_key].config, self.iterations[donor_key]
-        ratio = 1.0 if self.b_noise is None else float(
-            steps_ratio(donor.global_batch, config.global_batch, self.b_noise)
-        )
-        widen = math.exp(Z80 * TRANSFER_SIGMA)
+        lr_log = math.log(effective_lr(donor) / eff)
+        ratio = self._batch_ratio(donor.global_batch, config.global_batch)
+        ratio *= math.exp(self.lr_exponent(cls) * lr_log)
+        batch_changed = donor.global_batch != config.global_batch
+        sigma = LR_SIGMA * abs(lr_log) + (TRANSFER_SIGMA if batch_changed else 0.0)
+        widen = math.exp(Z80 * sigma)
         return Estimate(estimate.value * ratio, estimate.low * ratio / widen, estimate.high * ratio * widen)
 
     def predict(self, config: Config) -> Prediction | None:
@@ -107,3 +156,24 @@ class TtcModel:
         """Predicted TTC of each config (inf where the models say nothing)."""
         out = [self.predict(c) for c in configs]
         return np.array([p.ttc_seconds if p is not None else math.inf for p in out])
+
+    def score_many(self, configs: Sequence[Config]) -> np.ndarray:
+        """Risk-aware score of each config (see ``conservative``); inf where nothing is predicted."""
+        out = [self.predict(c) for c in configs]
+        return np.array([conservative(p) if p is not None else math.inf for p in out])
+
+
+RISK_WEIGHT = 0.5  # weight of the interval's upper end in the ranking score (log scale)
+
+
+def conservative(prediction: Prediction) -> float:
+    """Ranking score: geometric blend of the point estimate and the 80% upper end.
+
+    A config predicted fast only by an uncertain extrapolation (a wide or unbounded interval)
+    ranks behind one that is nearly as fast but well measured; a lucky probe cannot win alone.
+    """
+    point, high = prediction.ttc_seconds, prediction.ttc_high
+    if not (math.isfinite(point) and math.isfinite(high)):
+        return math.inf
+    log_point, log_high = math.log(max(point, 1e-300)), math.log(max(high, 1e-300))
+    return math.exp((1 - RISK_WEIGHT) * log_point + RISK_WEIGHT * log_high)
