@@ -25,6 +25,7 @@ def test_fit_recovers_known_params(family: str) -> None:
     assert np.allclose(fitted, TRUE[family], rtol=0.2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_interval_covers_the_truth_on_synthetic_curves(family: str) -> None:
     # Floor-free truth (the SE model reads the floor as the curve's noise floor), 1% noise,
@@ -43,6 +44,16 @@ def test_interval_covers_the_truth_on_synthetic_curves(family: str) -> None:
         assert estimate is not None and estimate.low <= estimate.value <= estimate.high
         covered += estimate.low <= truth <= estimate.high
     assert covered / trials >= 0.6
+
+
+def test_interval_contains_the_truth_on_one_noisy_curve() -> None:
+    chosen = FAMILIES["power"]
+    truth_params = (2.0, 0.6, 0.0)
+    target = float(chosen.loss(np.array([800.0]), *truth_params)[0])
+    k = np.arange(20, 220, 20, dtype=float)
+    losses = chosen.loss(k, *truth_params) * np.exp(np.random.default_rng(3).normal(0, 0.01, k.size))
+    estimate = extrapolate(k, losses, target)
+    assert estimate is not None and estimate.low <= 800.0 <= estimate.high
 
 
 def test_a_bouncing_probe_is_not_read_as_fast_convergence() -> None:
