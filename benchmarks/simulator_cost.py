@@ -4,7 +4,9 @@
 
 Prints one JSON object: the wall seconds of a simulated ``sync`` step of 64 devices × b next to
 one plain training step on 64·b samples (target ≤ 1.3×), and of g simulated ``async_groups``
-updates next to g plain steps on 64·b/g samples each (target ≤ 1.3×). Medians over repeats.
+updates next to g plain steps on 64·b/g samples each (target ≤ 1.3×). Medians over repeats; each
+repeat times the real and the simulated work back to back, so load from other jobs on a shared
+machine hits both sides of a ratio alike instead of whichever was timed while it peaked.
 """
 
 from __future__ import annotations
@@ -28,14 +30,19 @@ from worker.workloads import Workload, build_workload
 NODES, DEVICES_PER_NODE = 16, 4  # 64 devices
 
 
-def median_seconds(work: Callable[[], None], repeats: int) -> float:
-    work()  # warm-up
-    samples = []
+def paired_medians(
+    real: Callable[[], None], simulated: Callable[[], None], repeats: int
+) -> tuple[float, float]:
+    """Median wall seconds of ``real`` and of ``simulated``, timed alternately (after a warm-up each)."""
+    samples: tuple[list[float], list[float]] = ([], [])
+    real()
+    simulated()
     for _ in range(repeats):
-        start = time.perf_counter()
-        work()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+        for work, seconds in zip((real, simulated), samples, strict=True):
+            start = time.perf_counter()
+            work()
+            seconds.append(time.perf_counter() - start)
+    return statistics.median(samples[0]), statistics.median(samples[1])
 
 
 def plain_steps(workload: Workload, batch: int, count: int) -> Callable[[], None]:
@@ -79,10 +86,10 @@ def main(argv: list[str] | None = None) -> int:
     devices, b, g = NODES * DEVICES_PER_NODE, args.batch, args.groups
     sync = Config("sync", NODES, DEVICES_PER_NODE, batch_size=b, lr=0.01, momentum=0.9)
     asynchronous = sync.replace(strategy="async_groups", groups=g)
-    real_sync = median_seconds(plain_steps(workload, devices * b, 1), args.repeats)
-    sim_sync = median_seconds(simulated_steps(workload, sync, 1), args.repeats)
-    real_async = median_seconds(plain_steps(workload, devices * b // g, g), args.repeats)
-    sim_async = median_seconds(simulated_steps(workload, asynchronous, g), args.repeats)
+    real_sync, sim_sync = paired_medians(plain_steps(workload, devices * b, 1),
+                                         simulated_steps(workload, sync, 1), args.repeats)
+    real_async, sim_async = paired_medians(plain_steps(workload, devices * b // g, g),
+                                           simulated_steps(workload, asynchronous, g), args.repeats)
     print(json.dumps({
         "workload": args.workload, "devices": devices, "batch_per_device": b, "groups": g,
         "sync": {"simulated_step_s": sim_sync, "real_batch_s": real_sync, "ratio": sim_sync / real_sync,

@@ -6,12 +6,20 @@ finishes first has its gradient — computed on the parameters it read when it s
 next. With equal speeds this is round-robin, so every update has staleness g−1; stragglers and
 heterogeneity change the order exactly as they would on a real cluster. The server handles one
 push at a time, so pushes queue as g grows (contention).
+
+Simulating an update must cost about what the real update costs (issue 3 §6), so the staleness
+machinery is kept to two flat copies per update: each group's read is one row of a preallocated
+(g × parameters) buffer, and the gradient is taken by a second instance of the model whose
+parameters are views of one flat vector, loaded from that row with a single ``copy_``.
 """
 
 from __future__ import annotations
 
+import copy
+import heapq
+
 import torch
-from torch.func import functional_call
+from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
 from predictor.types import Config
 from worker.simulated.hardware import Hardware
@@ -31,12 +39,24 @@ class AsyncGroupsStrategy(Strategy):
         self.version = 0
         self.staleness: list[int] = []
         self.server_free = 0.0
-        self.snapshots = [self._read() for _ in range(config.groups)]
-        self.finish = [self._cycle_seconds(group, start=0.0) for group in range(config.groups)]
+        # The global model's parameters as flat views (the optimizer updates them in place), the
+        # version and values each group last read, and the model the groups compute gradients on.
+        self._params = list(self.model.parameters())
+        self._flat_params = [p.detach().view(-1) for p in self._params]
+        self.read_version = [0] * config.groups
+        self.snapshots = parameters_to_vector(self._params).detach().repeat(config.groups, 1)
+        self.replica = copy.deepcopy(self.model)  # a copy, so the global RNG stream is untouched
+        self._replica_flat = parameters_to_vector(self.replica.parameters()).detach()
+        vector_to_parameters(self._replica_flat, self.replica.parameters())  # params become views
+        self._replica_params = list(self.replica.parameters())
+        # Event queue of (time the group finishes compute + in-group reduce, group): ties by group.
+        self.events = [(self._cycle_seconds(group, start=0.0), group) for group in range(config.groups)]
+        heapq.heapify(self.events)
 
-    def _read(self) -> tuple[int, dict[str, torch.Tensor]]:
-        params = {name: p.detach().clone() for name, p in self.model.named_parameters()}
-        return self.version, params
+    def _read(self, group: int) -> None:
+        """``group`` pulls the current model: one copy into its row of the snapshot buffer."""
+        torch.cat(self._flat_params, out=self.snapshots[group])
+        self.read_version[group] = self.version
 
     def _spans_nodes(self, group: int) -> bool:
         per_node = self.config.devices_per_node
@@ -51,23 +71,23 @@ class AsyncGroupsStrategy(Strategy):
         return start + float(compute.max()) + reduce
 
     def step(self) -> None:
-        group = min(range(self.config.groups), key=lambda g: (self.finish[g], g))
-        read_version, params = self.snapshots[group]
+        finished, group = heapq.heappop(self.events)
         x, y = self.batch(self.config.global_batch)
-        leaves = {name: p.requires_grad_(True) for name, p in params.items()}
-        loss = self.workload.loss_fn(functional_call(self.model, leaves, (x,)), y)
-        grads = torch.autograd.grad(loss, list(leaves.values()))
-        self.optimizer.zero_grad(set_to_none=True)
-        for param, grad in zip(self.model.parameters(), grads, strict=True):
-            param.grad = grad
+        # The group's gradient, at the (possibly stale) parameters it read.
+        with torch.no_grad():
+            self._replica_flat.copy_(self.snapshots[group])
+        self.replica.zero_grad(set_to_none=True)
+        self.workload.loss_fn(self.replica(x), y).backward()
+        for param, replica_param in zip(self._params, self._replica_params, strict=True):
+            param.grad = replica_param.grad
         self.optimizer.step()
-        self.staleness.append(self.version - read_version)
+        self.staleness.append(self.version - self.read_version[group])
         self.version += 1
         # Push queues at the server, update applies, then the group pulls the new model.
-        push_start = max(self.finish[group], self.server_free)
+        push_start = max(finished, self.server_free)
         self.server_free = push_start + self.hardware.transfer_seconds()
         self.clock = max(self.clock, self.server_free)
-        self.snapshots[group] = self._read()
+        self._read(group)
         pulled = self.server_free + self.hardware.transfer_seconds()
-        self.finish[group] = self._cycle_seconds(group, start=pulled)
+        heapq.heappush(self.events, (self._cycle_seconds(group, start=pulled), group))
         self.iteration += 1
