@@ -8,15 +8,20 @@ loss) and inflated by √(n/(n−p)) so that they are not smaller than the noise
 (Davison & Hinkley 1997, §6.2.3). A floor at or above the
 target means out of reach.
 
+Only the later half of the curve (at least MIN_POINTS + 1 evaluations) is fitted: a short probe
+starts in a transient (momentum warm-up, an initial plateau) that no power law describes, and
+the extrapolation should continue the regime the curve is in when the probe ends.
+
 Robustness, so that a plan cannot rest on one lucky dip of a short, noisy probe:
 
 * the curve is fitted to its *upper envelope* (each point raised to the highest loss seen at or
   after it), so a late dip cannot pull the fitted trend below the level the curve bounced back to;
 * a *noise floor*: SGD at a constant step size settles in a band whose width scales with η/B
-  (Mandt et al., JMLR 2017); the band shows up as the scatter of the measured curve around its
-  fitted trend (scatter = RMS of the raw curve around a free fit over the probe's later half).
+  (Mandt et al., JMLR 2017); the band shows up as the curve's fluctuation around its trend; we
+  measure it model-free as the RMS of the curve's rises over the probe's later
+  half (predictor.se_model.noise_floor).
   A short probe cannot identify a floor c far below its own losses, so the floor is taken to be
-  the noise floor: c is fitted within [0, scatter] and solving uses max(c, scatter). This assumes
+  the noise floor: c is fitted within [0, noise] and solving uses max(c, noise). This assumes
   the metric can fall to its noise floor, unless the curve itself shows a higher floor: an F-test
   (95%) of the free-floor fit against the capped one keeps the free floor when it fits
   significantly better (a flattening curve, e.g. held-out loss near its floor);
@@ -68,10 +73,17 @@ def envelope(losses: np.ndarray) -> np.ndarray:
     return np.maximum.accumulate(losses[::-1])[::-1]
 
 
-def noise_floor(k: np.ndarray, losses: np.ndarray, fitted: np.ndarray) -> float:
-    """RMS scatter of the raw curve around its fitted trend over the later half of the probe."""
-    tail = k >= np.median(k)
-    return float(np.sqrt(np.mean((losses[tail] - fitted[tail]) ** 2)))
+def noise_floor(k: np.ndarray, losses: np.ndarray) -> float:
+    """Amplitude of the curve's fluctuation: RMS of its *rises* over the probe's later half.
+
+    A rise of the loss between two evaluations is direct evidence of the stationary noise band
+    (the trend only falls); a curve that falls monotonically shows none, whatever its shape, so
+    a misfit of the family to a smooth curve is not mistaken for noise.
+    """
+    tail = np.flatnonzero(k >= np.median(k))
+    start = max(int(tail[0]) - 1, 0)
+    rises = np.maximum(np.diff(losses[start:]), 0.0)
+    return float(np.sqrt(np.mean(rises**2))) if rises.size else 0.0
 
 
 def floor_identified(k: np.ndarray, losses: np.ndarray, family: Family, free: tuple, capped: tuple) -> bool:
@@ -101,7 +113,7 @@ def _bootstrap(chosen: Family, k: np.ndarray, raw: np.ndarray, upper: np.ndarray
                rng: np.random.Generator) -> tuple[float, list[float]] | None:
     try:
         free = chosen.fit(k, upper)
-        floor = noise_floor(k, raw, chosen.loss(k, *free))
+        floor = noise_floor(k, raw)
         params = chosen.fit(k, upper, c_max=floor)
     except (RuntimeError, ValueError):
         return None
@@ -125,6 +137,8 @@ def extrapolate(
     """Iterations at which the fitted curve reaches ``target``: the point from ``family``, the 80%
     interval pooled over every family's residual bootstrap, widened for extrapolation distance."""
     rng = np.random.default_rng(seed)
+    keep = min(len(k), max(MIN_POINTS + 1, math.ceil(len(k) / 2)))
+    k, losses = k[-keep:], losses[-keep:]  # the current regime: the early transient is dropped
     upper = envelope(np.maximum(losses, 1e-9))
     point = _bootstrap(FAMILIES[family], k, losses, upper, target, rng)
     if point is None:
