@@ -140,11 +140,13 @@ class ColdStartSearch:
     def _report_curve(self, trial: optuna.trial.Trial, result: ProbeResult) -> bool:
         """Report loss against probe time (Optuna's pruner over probe length); True when pruned."""
         length = max(self.budget.probe_seconds, 1e-12)
-        pruned = False
+        pruned, reported = False, set()
         for _, seconds, loss in result.curve:
-            if not math.isfinite(loss):
-                continue
-            trial.report(loss, min(int(PRUNER_STEPS * seconds / length), PRUNER_STEPS))
+            step = min(int(PRUNER_STEPS * seconds / length), PRUNER_STEPS)
+            if not math.isfinite(loss) or step in reported:
+                continue  # Optuna keeps one value per step
+            reported.add(step)
+            trial.report(loss, step)
             pruned = pruned or trial.should_prune()
         return pruned
 
