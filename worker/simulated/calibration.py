@@ -30,6 +30,19 @@ def _train_step(model: torch.nn.Module, workload: Workload, batch: int) -> None:
 
 
 _CACHE: dict[str, ModelCost] = {}
+TIMING_REPEATS = 9
+
+
+def _fastest_step_seconds(model: torch.nn.Module, workload: Workload, batch: int) -> float:
+    """Best of several timed steps: other load only ever adds time, so the minimum is the
+    device's own cost (the rule ``timeit`` follows); a mean lets one stall skew the profile."""
+    _train_step(model, workload, batch)  # warm-up
+    timings = []
+    for _ in range(TIMING_REPEATS):
+        start = time.perf_counter()
+        _train_step(model, workload, batch)
+        timings.append(time.perf_counter() - start)
+    return min(timings)
 
 
 def _measure(workload: Workload) -> ModelCost:
@@ -42,13 +55,7 @@ def _measure(workload: Workload) -> ModelCost:
     params = sum(p.numel() for p in model.parameters())
     layers = sum(1 for m in model.modules() if any(True for _ in m.parameters(recurse=False)))
     batches = [b for b in (8, 32, 128) if b <= workload.train_size]
-    seconds = []
-    for batch in batches:
-        _train_step(model, workload, batch)  # warm-up
-        start, repeats = time.perf_counter(), 5
-        for _ in range(repeats):
-            _train_step(model, workload, batch)
-        seconds.append((time.perf_counter() - start) / repeats)
+    seconds = [_fastest_step_seconds(model, workload, batch) for batch in batches]
     per_sample, fixed = np.polyfit(batches, seconds, 1) if len(batches) > 1 else (seconds[0], 0.0)
     return ModelCost(
         flops_per_sample=float(max(flops, 1.0)),
