@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
@@ -71,6 +72,18 @@ class SkipSchedule:
     batches_to_wait: int = 0
     epoch: int = 0
     plateau: Plateau = field(init=False)
+
+    @classmethod
+    def from_options(cls, options: dict[str, Any]) -> SkipSchedule:
+        """The schedule a config's ``options`` ask for, Heat's defaults for what they leave out."""
+        total = options.get("total_epochs")
+        return cls(
+            max_global_skips=int(options.get("max_global_skips", 8)),
+            warmup_epochs=int(options.get("warmup_epochs", 4)),
+            cooldown_epochs=int(options.get("cooldown_epochs", 4)),
+            stability_level=float(options.get("stability_level", 0.05)),
+            total_epochs=None if total is None else int(total),
+        )
 
     def __post_init__(self) -> None:
         if self.max_global_skips < 1:
@@ -129,15 +142,7 @@ class DasoStrategy(Strategy):
 
     def __init__(self, config: Config, workload: Workload, hardware: Hardware, seed: int) -> None:
         super().__init__(config, workload, hardware, seed)
-        options = config.options
-        total = options.get("total_epochs")
-        self.schedule = SkipSchedule(
-            max_global_skips=int(options.get("max_global_skips", 8)),
-            warmup_epochs=int(options.get("warmup_epochs", 4)),
-            cooldown_epochs=int(options.get("cooldown_epochs", 4)),
-            stability_level=float(options.get("stability_level", 0.05)),
-            total_epochs=None if total is None else int(total),
-        )
+        self.schedule = SkipSchedule.from_options(config.options)
         self.replicas = [self.model] + [copy.deepcopy(self.model) for _ in range(config.nodes - 1)]
         self.optimizers = [self.optimizer] + [
             make_optimizer(replica.parameters(), config) for replica in self.replicas[1:]

@@ -46,15 +46,7 @@ class DasoWorker(SteppedWorker):
 
     def __init__(self, context: WorkerContext, workload: Workload, config: Config, seed: int) -> None:
         super().__init__(context, workload, config, seed)
-        options = config.options
-        total = options.get("total_epochs")
-        self.schedule = SkipSchedule(
-            max_global_skips=int(options.get("max_global_skips", 8)),
-            warmup_epochs=int(options.get("warmup_epochs", 4)),
-            cooldown_epochs=int(options.get("cooldown_epochs", 4)),
-            stability_level=float(options.get("stability_level", 0.05)),
-            total_epochs=None if total is None else int(total),
-        )
+        self.schedule = SkipSchedule.from_options(config.options)
         self.leader = context.node * context.topology.devices_per_node
         self.pending: list[_Pending] = []
         self.iteration = 0
