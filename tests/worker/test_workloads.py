@@ -21,7 +21,7 @@ def test_workload_trains(name: str) -> None:
         loss = workload.loss_fn(model(x), y)
         loss.backward()
         optimizer.step()
-        losses.append(float(loss))
+        losses.append(loss.item())
     assert losses[-1] < losses[0]
     assert workload.default_target > 0
     assert len(workload.eval_x) > 0 and len(workload.train_x) > len(workload.eval_x)
