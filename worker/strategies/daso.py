@@ -71,6 +71,7 @@ class SkipSchedule:
     global_skip: int = 0
     batches_to_wait: int = 0
     epoch: int = 0
+    steps_since_sync: int = 0
     plateau: Plateau = field(init=False)
 
     @classmethod
@@ -97,6 +98,14 @@ class SkipSchedule:
     def _start_skipping(self) -> None:
         self.global_skip = max(1, self.max_global_skips // 2)  # Heat: 4 of at most 8
         self.batches_to_wait = max(1, self.global_skip // 2)
+
+    def sync_due(self) -> bool:
+        """Count one local step; True when a global sync starts now (every step while blocking)."""
+        self.steps_since_sync += 1
+        if self.global_skip == 0 or self.steps_since_sync >= self.global_skip:
+            self.steps_since_sync = 0
+            return True
+        return False
 
     def end_epoch(self, loss: float) -> None:
         """Record the epoch's mean training loss and set the skips for the next epoch."""
@@ -149,7 +158,6 @@ class DasoStrategy(Strategy):
         ]
         self.node_clock = [0.0] * config.nodes
         self.pending: list[_Pending] = []
-        self.since_send = 0
         self.epoch_losses: list[float] = []
         self.epoch = 0
 
@@ -203,9 +211,7 @@ class DasoStrategy(Strategy):
         schedule = self.schedule
         if self.config.nodes > 1:
             self._merge_due()
-            self.since_send += 1
-            if schedule.global_skip == 0 or self.since_send >= schedule.global_skip:
-                self.since_send = 0
+            if schedule.sync_due():
                 self._send(schedule.batches_to_wait)
                 self._merge_due()  # blocking when batches_to_wait == 0
         self.clock = max(self.node_clock)

@@ -50,7 +50,6 @@ class DasoWorker(SteppedWorker):
         self.leader = context.node * context.topology.devices_per_node
         self.pending: list[_Pending] = []
         self.iteration = 0
-        self.since_send = 0
         self.epoch = 0
         self.epoch_loss = torch.zeros(2, dtype=torch.float64)  # (Σ losses, steps) on this device
 
@@ -60,9 +59,7 @@ class DasoWorker(SteppedWorker):
         schedule = self.schedule
         if self.config.nodes > 1:
             self._merge_due()
-            self.since_send += 1
-            if schedule.global_skip == 0 or self.since_send >= schedule.global_skip:
-                self.since_send = 0
+            if schedule.sync_due():
                 self._send(schedule.batches_to_wait)
                 self._merge_due()  # blocking when batches_to_wait == 0
         if self.sampler.epoch > self.epoch:
