@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, func, or_, select, text, update
+from sqlalchemy import Connection, bindparam, delete, func, or_, select, text, update
 from sqlalchemy.orm import Session
 
 from predictor.types import Config, Plan, ProbeResult
@@ -23,6 +23,28 @@ def create_study(session: Session, *, spec: dict[str, Any]) -> Study:
 
 def get_study(session: Session, *, study_id: str) -> Study | None:
     return session.get(Study, study_id)
+
+
+# Built once: constructing a statement costs more than running this one on indexed columns.
+_STUDY_WITH_PROBE_COUNTS = (
+    select(Study.__table__, Probe.state.label("probe_state"), func.count(Probe.id).label("probe_count"))
+    .outerjoin(Probe, Probe.study_id == Study.id)
+    .where(Study.id == bindparam("study_id"))
+    .group_by(Study.id, Probe.state)
+)
+
+
+def study_detail(connection: Connection, *, study_id: str) -> dict[str, Any] | None:
+    """The study's row and its probe counts by state, or ``None``.
+
+    One Core statement on a bare connection (a row per probe state), not ORM objects: this is
+    what dashboards and CI jobs poll, and an ORM ``Study`` costs several times the indexed read.
+    """
+    rows = connection.execute(_STUDY_WITH_PROBE_COUNTS, {"study_id": study_id}).mappings().all()
+    if not rows:
+        return None
+    study = {key: value for key, value in rows[0].items() if key not in ("probe_state", "probe_count")}
+    return study | {"probes": {row["probe_state"]: row["probe_count"] for row in rows if row["probe_count"]}}
 
 
 def list_studies(

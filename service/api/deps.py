@@ -1,4 +1,8 @@
-"""Dependencies as ``Annotated`` aliases, so routes declare what they need in one word."""
+"""Dependencies as ``Annotated`` aliases, so routes declare what they need in one word.
+
+The app-state getters are ``async def``: FastAPI runs a plain ``def`` dependency in the thread
+pool, and that hop costs more than the lookup itself on every request.
+"""
 
 from __future__ import annotations
 
@@ -15,19 +19,19 @@ from service.scheduler import StudyScheduler
 from service.settings import Settings
 
 
-def _database(request: Request) -> Database:
+async def _database(request: Request) -> Database:
     return request.app.state.db
 
 
-def _settings(request: Request) -> Settings:
+async def _settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
-def _metrics(request: Request) -> Metrics:
+async def _metrics(request: Request) -> Metrics:
     return request.app.state.metrics
 
 
-def _scheduler(request: Request) -> StudyScheduler | None:
+async def _scheduler(request: Request) -> StudyScheduler | None:
     return request.app.state.scheduler
 
 

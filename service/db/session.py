@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -85,6 +85,12 @@ class Database:
         """A read-only transaction that never waits on writers."""
         with self._read_sessions.begin() as session:
             yield session
+
+    @contextmanager
+    def read_connection(self) -> Iterator[Connection]:
+        """Like ``read()`` but a bare connection, for Core reads on hot paths (no ORM session)."""
+        with self._read_engine.connect() as connection:
+            yield connection
 
     def dispose(self) -> None:
         self.engine.dispose()

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
+from predictor.types import Config, ProbeResult
+from service import crud
 from service.app import create_app
 from service.settings import Settings
 from tests.service.service_helpers import tiny_spec
@@ -32,6 +34,21 @@ def test_submit_list_show_and_cancel_a_study(client: TestClient) -> None:
     assert client.get(f"/v1/studies/{study_id}/plan").status_code == 409
     assert client.post(f"/v1/studies/{study_id}/cancel").json()["state"] == "cancelled"
     assert client.get("/v1/studies", params={"state": "cancelled"}).json()["count"] == 1
+
+
+def test_a_study_shows_its_probe_counts_by_state(client: TestClient) -> None:
+    study_id = client.post("/v1/studies", json=tiny_spec()).json()["id"]
+    db = client.app.state.db
+    with db.transaction() as session:
+        for lr, diverged in ((0.1, False), (0.2, False), (9.0, True), (0.3, None)):
+            config = Config("sync", 1, 2, batch_size=16, lr=lr)
+            probe = crud.start_probe(session, study_id=study_id, config=config)
+            if diverged is not None:
+                result = ProbeResult(config, 10, 0.1, [(10, 0.1, 0.5)], diverged=diverged)
+                crud.finish_probe(session, probe_id=probe.id, result=result, predicted_ttc=None)
+    shown = client.get(f"/v1/studies/{study_id}").json()
+    assert shown["probes"] == {"complete": 2, "diverged": 1, "running": 1}
+    assert shown["state"] == "pending" and shown["spec"]["budget"]["max_probes"] == 3
 
 
 def test_unknown_ids_are_404(client: TestClient) -> None:
