@@ -15,6 +15,7 @@ random grid configs; probe cost = probe cluster-seconds / TTC(pick); interval co
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -47,12 +48,21 @@ def _run(args: tuple[Spec, Config, float, int]) -> ProbeResult:
 
 
 class Runner:
-    """Runs configs (in a small process pool) and caches runs-to-target by config key."""
+    """Runs configs (in a small process pool) and caches runs-to-target by config key.
 
-    def __init__(self, spec: Spec, jobs: int) -> None:
+    With ``cache``, runs-to-target also persist in a JSON file keyed by the scenario's text, so a
+    re-run after a predictor change pays only for the probes and the picks (the ground truth
+    depends on the worker code and the scenario, not on the predictor).
+    """
+
+    def __init__(self, spec: Spec, jobs: int, cache: Path | None = None, scenario_text: str = "") -> None:
         self.spec = spec
         self.pool = ProcessPoolExecutor(jobs) if jobs > 1 else None
+        self.cache, self.cache_key = cache, hashlib.sha256(scenario_text.encode()).hexdigest()[:16]
         self.runs: dict[str, ProbeResult] = {}
+        if cache is not None and cache.exists():
+            stored = json.loads(cache.read_text()).get(self.cache_key, {})
+            self.runs = {key: ProbeResult.from_dict(run) for key, run in stored.items()}
 
     def _map(self, configs: list[Config], seconds: float, iterations: int) -> list[ProbeResult]:
         args = [(self.spec, c, seconds, iterations) for c in configs]
@@ -66,6 +76,10 @@ class Runner:
         fresh = list({c.key(): c for c in configs if c.key() not in self.runs}.values())
         for result in self._map(fresh, math.inf, RUN_MAX_ITERATIONS):
             self.runs[result.config.key()] = result
+        if fresh and self.cache is not None:
+            stored = json.loads(self.cache.read_text()) if self.cache.exists() else {}
+            stored[self.cache_key] = {key: run.to_dict() for key, run in self.runs.items()}
+            self.cache.write_text(json.dumps(stored))
         return [self.runs[c.key()] for c in configs]
 
     def close(self) -> None:
@@ -193,11 +207,12 @@ def family_comparison(runs: list[ProbeResult], target: float, probe_iterations: 
             for name, e in errors.items()}
 
 
-def evaluate(name: str, quick: bool, jobs: int, seed: int) -> dict:
-    spec = load_spec(SCENARIOS / f"{name}.yaml")
+def evaluate(name: str, quick: bool, jobs: int, seed: int, cache: Path | None = None) -> dict:
+    path = SCENARIOS / f"{name}.yaml"
+    spec = load_spec(path)
     target = target_value(spec)
     devices = spec.cluster.nodes * spec.cluster.devices_per_node
-    runner = Runner(spec, jobs)
+    runner = Runner(spec, jobs, cache, path.read_text())
     started = time.monotonic()
     try:
         grid = ground_truth_grid(spec, quick)
@@ -278,10 +293,12 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, help="JSON path (default under docs/results/)")
+    parser.add_argument("--truth-cache", type=Path,
+                        help="JSON file keeping runs-to-target between invocations (reused when present)")
     args = parser.parse_args()
     results = []
     for name in args.scenarios.split(","):
-        result = evaluate(name, args.quick, args.jobs, args.seed)
+        result = evaluate(name, args.quick, args.jobs, args.seed, args.truth_cache)
         results.append(result)
         m = result["methods"]
         print(f"{name}: regret ttc {m['ttc']['regret']:.3f} tpe {m['tpe']['regret']:.3f} "
