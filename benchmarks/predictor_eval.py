@@ -28,10 +28,10 @@ from pathlib import Path
 import numpy as np
 import optuna
 
-from predictor import ColdStartSearch, Config, ProbeResult
+from predictor import ColdStartSearch, Config, ProbeRequest, ProbeResult
 from predictor.loss_curves import FAMILIES
 from predictor.se_model import curve_points, extrapolate
-from predictor.search import ASYNC_MUST_PAY
+from predictor.search import ASYNC_MUST_PAY, EXTEND_ROUNDS
 from worker.probe import run_config, target_value
 from worker.spec import Spec, load_spec
 
@@ -71,6 +71,14 @@ class Runner:
     def probe(self, configs: list[Config]) -> list[ProbeResult]:
         budget = self.spec.budget
         return self._map(configs, budget.probe_seconds, budget.probe_max_iterations)
+
+    def probe_requests(self, requests: list[ProbeRequest]) -> list[ProbeResult]:
+        """Each request at its own length (a finalist's extension is longer than the rest)."""
+        results = []
+        for seconds, iterations in sorted({(r.seconds, r.max_iterations) for r in requests}):
+            same = [r.config for r in requests if (r.seconds, r.max_iterations) == (seconds, iterations)]
+            results += self._map(same, seconds, iterations)
+        return results
 
     def to_target(self, configs: list[Config]) -> list[ProbeResult]:
         fresh = list({c.key(): c for c in configs if c.key() not in self.runs}.values())
@@ -120,13 +128,15 @@ def naive_baseline(spec: Spec) -> Config:
                   lr=lrs[len(lrs) // 2], momentum=0.9)
 
 
-def run_ttc(spec: Spec, runner: Runner) -> tuple[ColdStartSearch, list[ProbeResult]]:
+def run_ttc(spec: Spec, runner: Runner, extension_rounds: int = EXTEND_ROUNDS
+            ) -> tuple[ColdStartSearch, list[ProbeResult]]:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    search = ColdStartSearch(spec.search_space(), spec.budget_limits(), target_value(spec))
-    while configs := search.ask():
-        for result in runner.probe(configs):
+    search = ColdStartSearch(spec.search_space(), spec.budget_limits(), target_value(spec),
+                             extension_rounds=extension_rounds)
+    while requests := search.ask():
+        for result in runner.probe_requests(requests):
             search.tell(result)
-    return search, list(search.results.values())
+    return search, search.probes
 
 
 def run_tpe(spec: Spec, runner: Runner, trials: int, seed: int) -> tuple[Config, list[ProbeResult]]:
@@ -220,11 +230,15 @@ def evaluate(name: str, quick: bool, jobs: int, seed: int, cache: Path | None = 
         best_key = min(truth, key=truth.get)
         search, probes = run_ttc(spec, runner)
         plan = search.plan(name)
+        unextended, unextended_probes = run_ttc(spec, runner, extension_rounds=0)
+        plans = {"ttc": plan, "ttc_no_extension": unextended.plan(name)}
         tpe_config, tpe_probes = run_tpe(spec, runner, len(probes), seed)
         grid_config, grid_probes = run_plain_grid(spec, runner)
         baseline = naive_baseline(spec)
-        picks = {"ttc": (plan.config, probes), "tpe": (tpe_config, tpe_probes),
-                 "plain_grid": (grid_config, grid_probes), "naive": (baseline, [])}
+        picks = {"ttc": (plan.config, probes),
+                 "ttc_no_extension": (plans["ttc_no_extension"].config, unextended_probes),
+                 "tpe": (tpe_config, tpe_probes), "plain_grid": (grid_config, grid_probes),
+                 "naive": (baseline, [])}
         runs = dict(zip(picks, runner.to_target([c for c, _ in picks.values()]), strict=True))
         best_ttc = min(truth[best_key], *(measured_ttc(r) for r in runs.values()))
         methods = {}
@@ -235,10 +249,15 @@ def evaluate(name: str, quick: bool, jobs: int, seed: int, cache: Path | None = 
                 "config": config.key(), "ttc_seconds": ttc, "regret": ttc / truth[best_key],
                 "probes": len(method_probes), "probe_cluster_seconds": spent, "probe_cost": spent / ttc,
             }
+        for method, method_plan in plans.items():
+            measured, predicted = measured_ttc(runs[method]), method_plan.predicted
+            methods[method] |= {
+                "predicted_ttc_seconds": predicted.ttc_seconds,
+                "prediction_error": abs(predicted.ttc_seconds - measured) / measured,
+                "interval": [predicted.ttc_low, predicted.ttc_high],
+                "covered": predicted.ttc_low <= measured <= predicted.ttc_high,
+            }
         measured_plan = measured_ttc(runs["ttc"])
-        methods["ttc"]["predicted_ttc_seconds"] = plan.predicted.ttc_seconds
-        methods["ttc"]["prediction_error"] = abs(plan.predicted.ttc_seconds - measured_plan) / measured_plan
-        methods["ttc"]["interval"] = [plan.predicted.ttc_low, plan.predicted.ttc_high]
         rng = random.Random(seed)
         sample = rng.sample(grid, min(10, len(grid)))
         checks = []
@@ -277,6 +296,10 @@ def summarise(results: list[dict]) -> dict:
     return {
         "median_regret": statistics.median(regrets), "worst_regret": max(regrets),
         "median_plan_error": statistics.median(m["prediction_error"] for m in ttc),
+        "median_plan_error_without_extension": statistics.median(
+            r["methods"]["ttc_no_extension"]["prediction_error"] for r in results),
+        "median_probe_cost_without_extension": statistics.median(
+            r["methods"]["ttc_no_extension"]["probe_cost"] for r in results),
         "median_probe_cost": statistics.median(m["probe_cost"] for m in ttc),
         "beats_tpe_by_20pct": sum(r["tpe_ratio"] <= 0.8 for r in results),
         "median_coverage": statistics.median(r["coverage"] for r in results),
@@ -303,7 +326,9 @@ def main() -> None:
         m = result["methods"]
         print(f"{name}: regret ttc {m['ttc']['regret']:.3f} tpe {m['tpe']['regret']:.3f} "
               f"grid {m['plain_grid']['regret']:.3f} naive {m['naive']['regret']:.3f}; "
-              f"plan error {m['ttc']['prediction_error']:.2%}; probe cost {m['ttc']['probe_cost']:.2%}; "
+              f"plan error {m['ttc']['prediction_error']:.2%} "
+              f"(without extension {m['ttc_no_extension']['prediction_error']:.2%}); "
+              f"probe cost {m['ttc']['probe_cost']:.2%}; "
               f"coverage {result['coverage']:.0%}; {result['wall_seconds']:.0f}s", flush=True)
     command = "python benchmarks/predictor_eval.py" + (" --quick" if args.quick else "")
     report = {"command": f"{command} --scenarios {args.scenarios}",

@@ -5,7 +5,7 @@ Imports numpy, scipy and optuna only (DESIGN.md §3).
 
 from predictor.search import ColdStartSearch, TargetUnreachable
 from predictor.ttc_model import predict_ttc
-from predictor.types import Budget, Config, Plan, Prediction, ProbeResult, SearchSpace
+from predictor.types import Budget, Config, Plan, Prediction, ProbeRequest, ProbeResult, SearchSpace
 
 __all__ = [
     "Budget",
@@ -13,6 +13,7 @@ __all__ = [
     "Config",
     "Plan",
     "Prediction",
+    "ProbeRequest",
     "ProbeResult",
     "SearchSpace",
     "TargetUnreachable",

@@ -12,7 +12,10 @@ Stages, each a batch:
   3. the other strategies at η*, μ = 0.9, unless the HE model predicts them ≥ 5% slower per step;
   4. model sweep: every probed recipe over every node count and batch size, predicted by the
      pooled TTC model (predictor.ttc_model); the best few predicted to win by ≥ 5% are probed
-     to confirm, and the rest — predicted dominated — are never run.
+     to confirm, and the rest — predicted dominated — are never run;
+  5. finalist extension (successive halving's last rung): while the plan's config is predicted
+     to need more than EXTEND_WHEN× its probe's iterations, it is re-probed EXTEND_FACTOR× longer,
+     so the plan's prediction extrapolates a few-fold instead of ~25-fold.
 A diverged probe prunes its recipe's larger steps (higher η at the same g). Each trial reports its
 loss curve against probe time to an Optuna pruner; pruned trials are not expanded in stage 4.
 The plan keeps the baseline (sync, all devices, μ = 0.9, η*) unless a challenger wins by ≥ 5%.
@@ -30,7 +33,16 @@ import optuna
 
 from predictor.noise_scale import total_momentum
 from predictor.ttc_model import TtcModel, conservative, recipe
-from predictor.types import STRATEGIES, Budget, Config, Plan, Prediction, ProbeResult, SearchSpace
+from predictor.types import (
+    STRATEGIES,
+    Budget,
+    Config,
+    Plan,
+    Prediction,
+    ProbeRequest,
+    ProbeResult,
+    SearchSpace,
+)
 
 ASYNC_MUST_PAY = 0.10
 CHANGE_MARGIN = 0.05
@@ -39,6 +51,9 @@ MOMENTUM_SLACK = 0.1  # total momentum allowed above the sync optimum before a �
 SWEEP_ROUNDS = 2
 SWEEP_WIDTH = 3  # configurations confirmed per sweep round
 PRUNER_STEPS = 100  # probe time is reported to the pruner in hundredths of the probe length
+EXTEND_WHEN = 4.0  # extend the finalist's probe while its predicted iterations exceed this × its length
+EXTEND_FACTOR = 4  # each extension probes this many times longer than the last
+EXTEND_ROUNDS = 2
 
 
 class TargetUnreachable(RuntimeError):
@@ -72,59 +87,74 @@ class ColdStartSearch:
         budget: Budget,
         target: float,
         study: optuna.Study | None = None,
+        extension_rounds: int = EXTEND_ROUNDS,
     ) -> None:
         self.space = space
         self.budget = budget
+        self.extension_rounds = extension_rounds  # 0: no finalist extension (the evaluation's ablation)
         self.target = target
         self.study = study or optuna.create_study(
             direction="minimize",
             pruner=optuna.pruners.MedianPruner(n_startup_trials=4, n_warmup_steps=PRUNER_STEPS // 4),
         )
-        self.results: dict[str, ProbeResult] = {}
+        self.results: dict[str, ProbeResult] = {}  # the longest probe of each config, by config key
+        self.probes: list[ProbeResult] = []  # every probe run, extensions included: the cost
         self.predictions: dict[str, Prediction] = {}
         self.pruned: set[str] = set()
         self.model: TtcModel | None = None
         self._fits: dict = {}  # per-probe curve fits, reused by every refit
         self._trials: dict[str, optuna.trial.Trial] = {}
         self._stages = self._plan_stages()
-        self._pending: list[Config] = []
+        self._pending: dict[str, ProbeRequest] = {}  # by config key
+        self._run: set[str] = set()  # request keys already probed
+        self._extension: dict[str, int] = {}  # config key → its longest probe, in probe lengths
         self._done = False
         self.baseline: Config | None = None
 
     # -- ask / tell ----------------------------------------------------------------------------
-    def ask(self) -> list[Config]:
+    def ask(self) -> list[ProbeRequest]:
         """The next batch to probe; empty when the search is over (or the budget is spent)."""
         if self._pending or self._done:
             return []
-        while (remaining := self._probes_left()) > 0:
+        while self._probes_left() > 0:
             try:
                 batch = next(self._stages)
             except StopIteration:
                 break
-            fresh = list({c.key(): c for c in batch if c.key() not in self.results}.values())
+            fresh = list({r.key: r for r in batch if r.key not in self._run}.values())
+            fresh = fresh[: self._probes_left(max(r.extension for r in fresh))] if fresh else []
             if fresh:
-                self._pending = fresh[:remaining]
-                for config in self._pending:
-                    self._trials[config.key()] = self._record(config)
-                return list(self._pending)
+                self._pending = {r.config.key(): r for r in fresh}
+                for request in fresh:
+                    self._run.add(request.key)
+                    self._trials[request.config.key()] = self._record(request)
+                return fresh
         self._done = True
         return []
 
-    def _probes_left(self) -> int:
-        """Probes the count budget and the cluster-seconds budget both still allow."""
-        left = self.budget.max_probes - len(self.results)
+    def _request(self, config: Config, extension: int = 1) -> ProbeRequest:
+        budget = self.budget
+        return ProbeRequest(config, budget.probe_seconds * extension, budget.probe_max_iterations * extension,
+                            extension)
+
+    def _probes_left(self, extension: int = 1) -> int:
+        """Probes of ``extension``× the probe length that the count and cluster-seconds budgets allow."""
+        left = self.budget.max_probes - len(self.probes)
         if self.budget.max_cluster_seconds is not None:
-            per_probe = self.budget.probe_seconds
+            per_probe = self.budget.probe_seconds * extension
             left = min(left, int((self.budget.max_cluster_seconds - self.cluster_seconds()) // per_probe))
         return max(left, 0)
 
     def tell(self, result: ProbeResult) -> None:
         key = result.config.key()
-        self.results[key] = result
-        self._pending = [c for c in self._pending if c.key() != key]
+        request = self._pending.pop(key, None)
+        self.probes.append(result)
+        extended = request is not None and request.extension > 1
+        if not (extended and result.error):  # a failed extension keeps the shorter probe's evidence
+            self.results[key] = result
         self._refit()
         prediction = self.predictions.get(key)
-        trial = self._trials.pop(key, None) or self._record(result.config)
+        trial = self._trials.pop(key, None) or self._record(self._request(result.config))
         trial.set_user_attr("final_loss", result.final_loss)
         trial.set_user_attr("reached_iteration", result.reached_iteration)
         if result.diverged or result.error or prediction is None:
@@ -132,7 +162,7 @@ class ColdStartSearch:
             self.pruned.add(key)
             self.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
             return
-        if self._report_curve(trial, result):
+        if not extended and self._report_curve(trial, result):
             trial.set_user_attr("prune_reason", "pruner: loss behind the median at equal probe time")
             self.pruned.add(key)
         self.study.tell(trial, min(prediction.ttc_seconds, 1e300))
@@ -162,7 +192,8 @@ class ColdStartSearch:
         """End the search early (deadline or cancel); ``plan()`` uses what was measured."""
         self._done = True
 
-    def _record(self, config: Config) -> optuna.trial.Trial:
+    def _record(self, request: ProbeRequest) -> optuna.trial.Trial:
+        config = request.config
         params = {
             "strategy": config.strategy, "nodes": config.nodes, "groups": config.groups,
             "batch_size": config.batch_size, "lr": config.lr, "momentum": config.momentum,
@@ -170,6 +201,7 @@ class ColdStartSearch:
         self.study.enqueue_trial(params, skip_if_exists=False)
         trial = self.study.ask(_trial_distributions(self.space))
         trial.set_user_attr("config", config.to_dict())
+        trial.set_user_attr("extension", request.extension)
         return trial
 
     # -- the stages ------------------------------------------------------------------------------
@@ -195,7 +227,13 @@ class ColdStartSearch:
         speed = self.model.speed(config) if self.model is not None else None
         return speed.value if speed is not None else math.inf
 
-    def _plan_stages(self) -> Iterator[list[Config]]:
+    def _plan_stages(self) -> Iterator[list[ProbeRequest]]:
+        for configs in self._cold_start():
+            yield [self._request(c) for c in configs]
+        yield from self._extend_finalist()
+
+    def _cold_start(self) -> Iterator[list[Config]]:
+        """Stages 1–4 (module docstring), each a batch of configs probed at the budget's length."""
         space = self.space
         sizes = sorted(space.batch_sizes)
         base_batch = sizes[len(sizes) // 2]
@@ -216,7 +254,6 @@ class ColdStartSearch:
         if "async_groups" in space.strategies:
             yield from self._async_ladder(config, best, best_lr, sync_steps)
         # 3. the other strategies, unless the HE model shows them dominated per step
-        incumbent = self._best([self._config_of(k) for k in self.results])
         others = [
             config(s, lr=best_lr, momentum=BASELINE_MOMENTUM)
             for s in space.strategies
@@ -235,6 +272,19 @@ class ColdStartSearch:
             if not challengers:
                 return
             yield challengers[:SWEEP_WIDTH]
+
+    def _extend_finalist(self) -> Iterator[list[ProbeRequest]]:
+        """Stage 5: re-probe the plan's config longer while its prediction extrapolates far."""
+        for _ in range(self.extension_rounds):
+            key = self._choice()
+            if key is None:
+                return
+            result, prediction = self.results[key], self.predictions[key]
+            far = prediction.iterations > EXTEND_WHEN * result.iterations
+            if result.reached_iteration is not None or not far:
+                return
+            self._extension[key] = self._extension.get(key, 1) * EXTEND_FACTOR
+            yield [self._request(result.config, self._extension[key])]
 
     def _async_ladder(self, config, best: Config, best_lr: float, sync_steps: float | None):  # type: ignore[no-untyped-def]
         incumbent = self._ttc(best)
@@ -290,27 +340,12 @@ class ColdStartSearch:
     # -- the answer -----------------------------------------------------------------------------
     def plan(self, study_id: str) -> Plan:
         """The best probed configuration and its prediction; raises TargetUnreachable when none."""
-        # Rank by the risk-aware score; a config whose 80% interval is unbounded above may never
-        # converge, so it is trusted (by its point estimate) only when nothing else is predicted.
-        scored = [(conservative(p), key) for key, p in self.predictions.items()]
-        scored = [(t, key) for t, key in scored if math.isfinite(t)] or [
-            (p.ttc_seconds, key) for key, p in self.predictions.items() if math.isfinite(p.ttc_seconds)
-        ]
-        if not scored:
+        best_key = self._choice()
+        if best_key is None:
             raise TargetUnreachable(
                 f"none of {len(self.results)} probes is predicted to reach target loss {self.target}"
             )
-        _, best_key = min(scored)
         baseline = self.baseline or self.results[best_key].config
-        baseline_ttc = self._point(baseline)
-        challenger = self.predictions[best_key]
-        baseline_score = self._ttc(baseline)
-        wins = challenger.ttc_seconds <= (1 - CHANGE_MARGIN) * baseline_ttc and (
-            not math.isfinite(baseline_score)
-            or conservative(challenger) <= (1 - CHANGE_MARGIN) * baseline_score
-        )
-        if math.isfinite(baseline_ttc) and baseline.key() in self.predictions and not wins:
-            best_key = baseline.key()
         best = self.results[best_key]
         supporting = [
             key for key, r in self.results.items()
@@ -322,12 +357,35 @@ class ColdStartSearch:
             config=best.config,
             predicted=self.predictions[best_key],
             baseline_config=baseline,
-            baseline_predicted_ttc_seconds=baseline_ttc,
-            probe_count=len(self.results),
+            baseline_predicted_ttc_seconds=self._point(baseline),
+            probe_count=len(self.probes),
             probe_cluster_seconds=self.cluster_seconds(),
             evidence=evidence,
         )
 
+    def _choice(self) -> str | None:
+        """The plan's config key: the best risk-aware score, unless the baseline is within 5%."""
+        # Rank by the risk-aware score; a config whose 80% interval is unbounded above may never
+        # converge, so it is trusted (by its point estimate) only when nothing else is predicted.
+        scored = [(conservative(p), key) for key, p in self.predictions.items()]
+        scored = [(t, key) for t, key in scored if math.isfinite(t)] or [
+            (p.ttc_seconds, key) for key, p in self.predictions.items() if math.isfinite(p.ttc_seconds)
+        ]
+        if not scored:
+            return None
+        _, best_key = min(scored)
+        baseline = self.baseline or self.results[best_key].config
+        baseline_ttc = self._point(baseline)
+        challenger = self.predictions[best_key]
+        baseline_score = self._ttc(baseline)
+        wins = challenger.ttc_seconds <= (1 - CHANGE_MARGIN) * baseline_ttc and (
+            not math.isfinite(baseline_score)
+            or conservative(challenger) <= (1 - CHANGE_MARGIN) * baseline_score
+        )
+        if math.isfinite(baseline_ttc) and baseline.key() in self.predictions and not wins:
+            return baseline.key()
+        return best_key
+
     def cluster_seconds(self) -> float:
         """Probe seconds × the share of the cluster's devices each probe occupied (DESIGN.md §7)."""
-        return sum(r.seconds * r.config.devices / self.space.devices for r in self.results.values())
+        return sum(r.seconds * r.config.devices / self.space.devices for r in self.probes)

@@ -96,6 +96,22 @@ class Config:
         return dataclasses.replace(self, **changes)
 
 
+@dataclass(frozen=True)
+class ProbeRequest:
+    """A config to probe and for how long. ``extension`` > 1 re-probes a finalist that many times
+    longer: the same config under its own ``key``, so both probes stay on record."""
+
+    config: Config
+    seconds: float
+    max_iterations: int
+    extension: int = 1
+
+    @property
+    def key(self) -> str:
+        base = self.config.key()
+        return base if self.extension == 1 else f"{base}@x{self.extension}"
+
+
 @dataclass
 class ProbeResult:
     """What a probe measures — the only thing the predictor ever sees of a run (DESIGN.md §5).

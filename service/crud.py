@@ -109,9 +109,10 @@ def _study(session: Session, study_id: str) -> Study:
 
 
 # -- probes --------------------------------------------------------------------------------------
-def start_probe(session: Session, *, study_id: str, config: Config) -> Probe:
-    """The probe row for ``config``: a new one, or the unfinished row left by a crash (a retry)."""
-    key = config.key()
+def start_probe(session: Session, *, study_id: str, config: Config, key: str | None = None) -> Probe:
+    """The probe row for ``config`` (or ``key``, an extension's): new, or the unfinished row left
+    by a crash (a retry)."""
+    key = key or config.key()
     probe = session.scalar(select(Probe).where(Probe.study_id == study_id, Probe.key == key))
     if probe is not None:
         if probe.result is not None:
@@ -147,11 +148,12 @@ def finish_probe(
     return probe
 
 
-def finished_probes(session: Session, *, study_id: str) -> list[ProbeResult]:
+def finished_probes(session: Session, *, study_id: str) -> dict[str, ProbeResult]:
+    """Every finished probe's result by its probe key, in the order they ran."""
     rows = session.scalars(
         select(Probe).where(Probe.study_id == study_id, Probe.result.is_not(None)).order_by(Probe.number)
     )
-    return [ProbeResult.from_dict(row.result) for row in rows]
+    return {row.key: ProbeResult.from_dict(row.result) for row in rows}
 
 
 def list_probes(session: Session, *, study_id: str) -> list[Probe]:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import optuna
 
-from predictor import ColdStartSearch, Plan, ProbeResult, TargetUnreachable
+from predictor import ColdStartSearch, Plan, ProbeRequest, ProbeResult, TargetUnreachable
 from service import crud
 from service.db import Database
 from service.db.session import POOL, is_sqlite, sqlite_engine_kwargs, use_sqlite_begin
@@ -121,7 +121,7 @@ class StudyRunner:
             if study is None:
                 raise KeyError(f"no study {study_id!r}")
             spec = parse_spec(study.spec)
-            replay = {r.config.key(): r for r in crud.finished_probes(session, study_id=study_id)}
+            replay = crud.finished_probes(session, study_id=study_id)
             resumed = study.state == "running"
             crud.set_state(session, study_id=study_id, state="running")
             if resumed:
@@ -137,13 +137,13 @@ class StudyRunner:
         launcher.start()
         started = time.monotonic()
         budget = spec.budget
-        while configs := search.ask():
+        while requests := search.ask():
             fresh = []
-            for config in configs:
-                if config.key() in replay:
-                    search.tell(replay[config.key()])
+            for request in requests:
+                if request.key in replay:
+                    search.tell(replay[request.key])
                 else:
-                    fresh.append(config)
+                    fresh.append(request)
             if fresh:
                 self._probe(study_id, search, launcher, fresh, started, stop)
             if self._stopping(study_id, stop):
@@ -177,30 +177,33 @@ class StudyRunner:
         with self.db.read() as session:
             return crud.cancel_requested(session, study_id=study_id)
 
-    def _probe(  # type: ignore[no-untyped-def]
-        self, study_id: str, search: ColdStartSearch, launcher: ProbeLauncher, configs, started: float,
-        stop: threading.Event,
+    def _probe(
+        self, study_id: str, search: ColdStartSearch, launcher: ProbeLauncher, requests: list[ProbeRequest],
+        started: float, stop: threading.Event,
     ) -> None:
         probe_ids = {}
         with self.db.transaction() as session:
-            for config in configs:
-                probe_ids[config.key()] = crud.start_probe(session, study_id=study_id, config=config).id
-        budget = search.budget
-        for result in launcher.run(configs, budget.probe_seconds, budget.probe_max_iterations):
-            search.tell(result)
-            prediction = search.predictions.get(result.config.key())
-            with self.db.transaction() as session:
-                crud.finish_probe(
-                    session,
-                    probe_id=probe_ids[result.config.key()],
-                    result=result,
-                    predicted_ttc=prediction.ttc_seconds if prediction else None,
-                )
-            if self.on_probe is not None:
-                self.on_probe(result)
-            if self.on_progress is not None:
-                best = min((p.ttc_seconds for p in search.predictions.values()), default=math.inf)
-                self.on_progress(Progress(study_id, len(search.results), search.budget.max_probes,
-                                          best, time.monotonic() - started, result))
-            if self._stopping(study_id, stop):
-                return  # the probes still in flight stay unfinished rows, retried on resume
+            for request in requests:
+                probe_ids[request.config.key()] = crud.start_probe(
+                    session, study_id=study_id, config=request.config, key=request.key).id
+        lengths = sorted({(r.seconds, r.max_iterations) for r in requests})
+        for seconds, iterations in lengths:
+            configs = [r.config for r in requests if (r.seconds, r.max_iterations) == (seconds, iterations)]
+            for result in launcher.run(configs, seconds, iterations):
+                search.tell(result)
+                prediction = search.predictions.get(result.config.key())
+                with self.db.transaction() as session:
+                    crud.finish_probe(
+                        session,
+                        probe_id=probe_ids[result.config.key()],
+                        result=result,
+                        predicted_ttc=prediction.ttc_seconds if prediction else None,
+                    )
+                if self.on_probe is not None:
+                    self.on_probe(result)
+                if self.on_progress is not None:
+                    best = min((p.ttc_seconds for p in search.predictions.values()), default=math.inf)
+                    self.on_progress(Progress(study_id, len(search.probes), search.budget.max_probes,
+                                              best, time.monotonic() - started, result))
+                if self._stopping(study_id, stop):
+                    return  # the probes still in flight stay unfinished rows, retried on resume

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from predictor.he_model import HeParams, Topology, step_seconds
-from predictor.search import CHANGE_MARGIN, ColdStartSearch
+from predictor.search import CHANGE_MARGIN, EXTEND_ROUNDS, EXTEND_WHEN, ColdStartSearch
 from predictor.types import Budget, Config, ProbeResult, SearchSpace
 
 HARDWARE = HeParams(alpha_c=1e-3, beta_c=2e-5, theta_intra=1e-4, lat_intra=1e-6, theta_inter=2e-3,
@@ -38,22 +38,22 @@ def few_bootstrap_samples(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("predictor.se_model.BOOTSTRAP_SAMPLES", 8)
 
 
-def run_search(budget: Budget, space: SearchSpace | None = None) -> ColdStartSearch:
+def run_search(budget: Budget, space: SearchSpace | None = None, target: float = TARGET) -> ColdStartSearch:
     space = space or SearchSpace(
         nodes=2, devices_per_node=2, strategies=("sync", "async_groups", "hsgd"),
         batch_sizes=(16, 64), learning_rates=(0.03, 0.1, 0.3), momenta=(0.0, 0.5, 0.9),
     )
-    search = ColdStartSearch(space, budget, TARGET)
-    while configs := search.ask():
-        for config in configs:
-            search.tell(synthetic_probe(config, budget.probe_seconds))
+    search = ColdStartSearch(space, budget, target)
+    while requests := search.ask():
+        for request in requests:
+            search.tell(synthetic_probe(request.config, request.seconds))
     return search
 
 
 @pytest.mark.parametrize("max_probes", [3, 12])
 def test_probe_count_budget_respected(max_probes: int) -> None:
     search = run_search(Budget(probe_seconds=0.5, max_probes=max_probes))
-    assert len(search.results) <= max_probes
+    assert len(search.probes) <= max_probes
 
 
 def test_cluster_seconds_budget_respected() -> None:
@@ -70,7 +70,7 @@ def test_plan_changes_the_baseline_only_for_a_5_percent_win() -> None:
     if plan.config != plan.baseline_config:
         assert plan.predicted.ttc_seconds <= (1 - CHANGE_MARGIN) * plan.baseline_predicted_ttc_seconds
     assert plan.evidence[0] == plan.config.key()
-    assert plan.to_dict()["probes"]["count"] == len(search.results)
+    assert plan.to_dict()["probes"]["count"] == len(search.probes)
 
 
 def test_predictions_positive_and_finite_for_unprobed_configs() -> None:
@@ -82,3 +82,21 @@ def test_predictions_positive_and_finite_for_unprobed_configs() -> None:
     ttc = search.model.predict_many(variants)
     known = ttc[np.isfinite(ttc)]
     assert known.size > 0 and np.all(known > 0)
+
+
+def test_a_finalist_predicted_far_beyond_its_probe_is_re_probed_longer() -> None:
+    """Short probes, a distant target: the plan's config is extended until its prediction needs at
+    most EXTEND_WHEN× what its longest probe ran (or the rounds run out)."""
+    search = run_search(Budget(probe_seconds=0.05, max_probes=16), target=0.08)
+    plan = search.plan("s")
+    longest = search.results[plan.config.key()]
+    short = [r for r in search.probes if r.config == plan.config and r is not longest]
+    assert short and all(r.iterations < longest.iterations for r in short)
+    rounds_left = len(short) < EXTEND_ROUNDS
+    assert plan.predicted.iterations <= EXTEND_WHEN * longest.iterations or not rounds_left
+    assert plan.probe_count == len(search.probes) > len(search.results)
+
+
+def test_no_extension_beyond_the_probe_count_budget() -> None:
+    search = run_search(Budget(probe_seconds=0.05, max_probes=5), target=0.08)
+    assert len(search.probes) <= 5 and len(search.probes) == len(search.results)
