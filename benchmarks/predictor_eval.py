@@ -152,8 +152,11 @@ def run_tpe(spec: Spec, runner: Runner, trials: int, seed: int) -> tuple[Config,
         nodes = trial.suggest_categorical("nodes", node_choices)
         groups = 1
         if strategy == "async_groups":
-            allowed = [g for g in (2, 4, 8) if (nodes * space.devices_per_node) % g == 0]
-            groups = trial.suggest_categorical("groups", allowed or [1])
+            # One fixed choice list (Optuna's distributions cannot change between trials), halved
+            # until the group count divides the devices of the chosen node count.
+            groups = trial.suggest_categorical("groups", [2, 4, 8])
+            while (nodes * space.devices_per_node) % groups:
+                groups //= 2
         config = Config(
             "sync" if strategy == "async_groups" and groups == 1 else strategy, nodes, space.devices_per_node,
             groups=groups, batch_size=trial.suggest_categorical("batch_size", list(space.batch_sizes)),
@@ -262,7 +265,7 @@ def evaluate(name: str, quick: bool, jobs: int, seed: int, cache: Path | None = 
         sample = rng.sample(grid, min(10, len(grid)))
         checks = []
         for config in sample + [plan.config]:
-            prediction = search.model.predict(config) if search.model else None
+            prediction = search.predict(config)
             meas = truth.get(config.key(), measured_plan if config == plan.config else math.inf)
             if prediction is None or not math.isfinite(meas):
                 checks.append({"config": config.key(), "measured": meas, "predicted": None})

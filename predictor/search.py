@@ -15,7 +15,12 @@ Stages, each a batch:
      to confirm, and the rest — predicted dominated — are never run;
   5. finalist extension (successive halving's last rung): while the plan's config is predicted
      to need more than EXTEND_WHEN× its probe's iterations, it is re-probed EXTEND_FACTOR× longer,
-     so the plan's prediction extrapolates a few-fold instead of ~25-fold.
+     so the plan's prediction extrapolates a few-fold instead of ~25-fold. Stages 1–4 leave
+     ``extension_rounds`` probes of the count budget for it. How much the longer probe moved the
+     finalist's predicted iterations calibrates every prediction still resting on a short probe
+     (geometric mean over extensions): a short probe's extrapolation is biased the same way across
+     a study's configs (same workload, same probe length), and ranking an extended finalist
+     against uncorrected short-probe predictions would favour whichever was probed least.
 A diverged probe prunes its recipe's larger steps (higher η at the same g). Each trial reports its
 loss curve against probe time to an Optuna pruner; pruned trials are not expanded in stage 4.
 The plan keeps the baseline (sync, all devices, μ = 0.9, η*) unless a challenger wins by ≥ 5%.
@@ -92,6 +97,9 @@ class ColdStartSearch:
         self.space = space
         self.budget = budget
         self.extension_rounds = extension_rounds  # 0: no finalist extension (the evaluation's ablation)
+        self._reserve = extension_rounds  # probes held back from stages 1–4 for the extensions
+        self._short_bias: list[float] = []  # predicted iterations after / before each extension
+        self._extended: set[str] = set()  # config keys whose evidence is an extension's longer probe
         self.target = target
         self.study = study or optuna.create_study(
             direction="minimize",
@@ -116,11 +124,7 @@ class ColdStartSearch:
         """The next batch to probe; empty when the search is over (or the budget is spent)."""
         if self._pending or self._done:
             return []
-        while self._probes_left() > 0:
-            try:
-                batch = next(self._stages)
-            except StopIteration:
-                break
+        for batch in self._stages:  # a stage the budget cannot pay for is skipped, not the rest
             fresh = list({r.key: r for r in batch if r.key not in self._run}.values())
             fresh = fresh[: self._probes_left(max(r.extension for r in fresh))] if fresh else []
             if fresh:
@@ -139,7 +143,7 @@ class ColdStartSearch:
 
     def _probes_left(self, extension: int = 1) -> int:
         """Probes of ``extension``× the probe length that the count and cluster-seconds budgets allow."""
-        left = self.budget.max_probes - len(self.probes)
+        left = self.budget.max_probes - len(self.probes) - (self._reserve if extension == 1 else 0)
         if self.budget.max_cluster_seconds is not None:
             per_probe = self.budget.probe_seconds * extension
             left = min(left, int((self.budget.max_cluster_seconds - self.cluster_seconds()) // per_probe))
@@ -150,9 +154,18 @@ class ColdStartSearch:
         request = self._pending.pop(key, None)
         self.probes.append(result)
         extended = request is not None and request.extension > 1
+        before = self.model.predict(result.config) if extended and self.model else None
         if not (extended and result.error):  # a failed extension keeps the shorter probe's evidence
             self.results[key] = result
+            if extended:
+                self._extended.add(key)
         self._refit()
+        after = self.model.predict(result.config) if before is not None and self.model else None
+        if before is not None and after is not None and all(
+            0 < p.iterations < math.inf for p in (before, after)
+        ):
+            self._short_bias.append(after.iterations / before.iterations)
+            self._refit()
         prediction = self.predictions.get(key)
         trial = self._trials.pop(key, None) or self._record(self._request(result.config))
         trial.set_user_attr("final_loss", result.final_loss)
@@ -184,9 +197,16 @@ class ColdStartSearch:
         self.model = TtcModel(list(self.results.values()), self.target, self._fits)
         self.predictions = {}
         for key, result in self.results.items():
-            prediction = self.model.predict(result.config)
+            prediction = self.predict(result.config)
             if prediction is not None and not result.diverged:
                 self.predictions[key] = prediction
+
+    def predict(self, config: Config) -> Prediction | None:
+        """The model's prediction; one resting on a short probe is calibrated by the extensions."""
+        prediction = self.model.predict(config) if self.model is not None else None
+        if prediction is None or not self._short_bias or config.key() in self._extended:
+            return prediction
+        return prediction.scaled(math.exp(sum(map(math.log, self._short_bias)) / len(self._short_bias)))
 
     def stop(self) -> None:
         """End the search early (deadline or cancel); ``plan()`` uses what was measured."""
@@ -275,6 +295,7 @@ class ColdStartSearch:
 
     def _extend_finalist(self) -> Iterator[list[ProbeRequest]]:
         """Stage 5: re-probe the plan's config longer while its prediction extrapolates far."""
+        self._reserve = 0
         for _ in range(self.extension_rounds):
             key = self._choice()
             if key is None:

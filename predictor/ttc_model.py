@@ -77,7 +77,8 @@ class TtcModel:
     def __init__(
         self, results: Sequence[ProbeResult], target: float, cache: dict[str, Estimate | None] | None = None
     ) -> None:
-        """``cache`` keeps each probe's curve fit across refits (a probe's curve never changes)."""
+        """``cache`` keeps each probe's curve fit across refits (a probe's curve never changes; a
+        longer probe of the same config, an extension, is another probe)."""
         self.target = target
         cache = {} if cache is None else cache
         self.results = {r.config.key(): r for r in results}
@@ -85,9 +86,10 @@ class TtcModel:
         self.b_noise = noise_scale(list(results))
         self.iterations: dict[str, Estimate] = {}
         for key, r in self.results.items():
-            if key not in cache:
-                cache[key] = iterations_to_target(r, target)
-            estimate = cache[key]
+            probe = f"{key}#{r.iterations}"
+            if probe not in cache:
+                cache[probe] = iterations_to_target(r, target)
+            estimate = cache[probe]
             if estimate is not None and math.isfinite(estimate.value):
                 self.iterations[key] = estimate
 

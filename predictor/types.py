@@ -168,6 +168,13 @@ class Prediction:
     seconds_per_iteration: float
     iterations: float
 
+    def scaled(self, factor: float) -> Prediction:
+        """``factor``× the iterations, hence the TTC and both ends of its interval."""
+        return dataclasses.replace(
+            self, ttc_seconds=self.ttc_seconds * factor, ttc_low=self.ttc_low * factor,
+            ttc_high=self.ttc_high * factor, iterations=self.iterations * factor,
+        )
+
     def to_dict(self) -> dict[str, float | None]:
         return json_safe(dataclasses.asdict(self))
 

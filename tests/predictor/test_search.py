@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -38,7 +40,19 @@ def few_bootstrap_samples(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("predictor.se_model.BOOTSTRAP_SAMPLES", 8)
 
 
-def run_search(budget: Budget, space: SearchSpace | None = None, target: float = TARGET) -> ColdStartSearch:
+def two_phase_probe(config: Config, probe_seconds: float) -> ProbeResult:
+    """A fast initial drop, then a slow power law: short probes see only the drop (like charlm)."""
+    probe = synthetic_probe(config, probe_seconds)
+    if probe.diverged:
+        return probe
+    rate = config.lr / (1 - min(config.momentum + (1 - 1 / config.groups), 0.95))
+    curve = [(k, s, 1.5 * math.exp(-k / 8) + 0.5 * (1 + rate * k / 50) ** -0.5 + 0.05)
+             for k, s, _ in probe.curve]
+    return dataclasses.replace(probe, curve=curve)
+
+
+def run_search(budget: Budget, space: SearchSpace | None = None, target: float = TARGET,
+               probe: Callable[[Config, float], ProbeResult] = synthetic_probe) -> ColdStartSearch:
     space = space or SearchSpace(
         nodes=2, devices_per_node=2, strategies=("sync", "async_groups", "hsgd"),
         batch_sizes=(16, 64), learning_rates=(0.03, 0.1, 0.3), momenta=(0.0, 0.5, 0.9),
@@ -46,7 +60,7 @@ def run_search(budget: Budget, space: SearchSpace | None = None, target: float =
     search = ColdStartSearch(space, budget, target)
     while requests := search.ask():
         for request in requests:
-            search.tell(synthetic_probe(request.config, request.seconds))
+            search.tell(probe(request.config, request.seconds))
     return search
 
 
@@ -97,6 +111,21 @@ def test_a_finalist_predicted_far_beyond_its_probe_is_re_probed_longer() -> None
     assert plan.probe_count == len(search.probes) > len(search.results)
 
 
-def test_no_extension_beyond_the_probe_count_budget() -> None:
+def test_extensions_come_out_of_the_probe_count_budget() -> None:
+    """Stages 1–4 leave the extension rounds' probes unspent, and the total stays in budget."""
     search = run_search(Budget(probe_seconds=0.05, max_probes=5), target=0.08)
-    assert len(search.probes) <= 5 and len(search.probes) == len(search.results)
+    assert len(search.probes) <= 5 and len(search.probes) > len(search.results)
+
+
+def test_the_extension_calibrates_predictions_resting_on_short_probes() -> None:
+    """Every short-probed config moves by one common factor; the extended finalist does not."""
+    search = run_search(Budget(probe_seconds=0.05, max_probes=16), target=0.2, probe=two_phase_probe)
+    assert search.model is not None
+    plan_key = search.plan("s").config.key()
+    ratios = {
+        key: search.predict(r.config).iterations / search.model.predict(r.config).iterations
+        for key, r in search.results.items() if key in search.predictions
+    }
+    shorts = [ratio for key, ratio in ratios.items() if key != plan_key]
+    assert ratios[plan_key] == pytest.approx(1.0)
+    assert shorts and max(shorts) == pytest.approx(min(shorts)) and shorts[0] != pytest.approx(1.0)
