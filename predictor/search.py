@@ -31,6 +31,7 @@ uncertain extrapolation of a short, noisy probe does not win.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterator
 
@@ -56,7 +57,7 @@ MOMENTUM_SLACK = 0.1  # total momentum allowed above the sync optimum before a �
 SWEEP_ROUNDS = 2
 SWEEP_WIDTH = 3  # configurations confirmed per sweep round
 PRUNER_STEPS = 100  # probe time is reported to the pruner in hundredths of the probe length
-EXTEND_WHEN = 4.0  # extend the finalist's probe while its predicted iterations exceed this × its length
+EXTEND_WHEN = 2.0  # extend the finalist's probe while its predicted iterations exceed this × its length
 EXTEND_FACTOR = 4  # each extension probes this many times longer than the last
 EXTEND_ROUNDS = 2
 
@@ -202,11 +203,16 @@ class ColdStartSearch:
                 self.predictions[key] = prediction
 
     def predict(self, config: Config) -> Prediction | None:
-        """The model's prediction; one resting on a short probe is calibrated by the extensions."""
+        """The model's prediction; one resting on a short probe is calibrated by the extensions:
+        moved by their geometric-mean shift, its interval widened by their largest shift (how
+        wrong a short probe has been in this study), so ranking prefers what was measured longer."""
         prediction = self.model.predict(config) if self.model is not None else None
         if prediction is None or not self._short_bias or config.key() in self._extended:
             return prediction
-        return prediction.scaled(math.exp(sum(map(math.log, self._short_bias)) / len(self._short_bias)))
+        shifts = [math.log(b) for b in self._short_bias]
+        spread = math.exp(max(abs(s) for s in shifts))
+        moved = prediction.scaled(math.exp(sum(shifts) / len(shifts)))
+        return dataclasses.replace(moved, ttc_low=moved.ttc_low / spread, ttc_high=moved.ttc_high * spread)
 
     def stop(self) -> None:
         """End the search early (deadline or cancel); ``plan()`` uses what was measured."""

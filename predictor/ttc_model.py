@@ -85,13 +85,14 @@ class TtcModel:
         self.he = HeModel.fit(list(results))
         self.b_noise = noise_scale(list(results))
         self.iterations: dict[str, Estimate] = {}
+        self.out_of_reach: dict[str, Estimate] = {}  # probes whose own curve puts the target beyond reach
         for key, r in self.results.items():
             probe = f"{key}#{r.iterations}"
             if probe not in cache:
                 cache[probe] = iterations_to_target(r, target)
             estimate = cache[probe]
-            if estimate is not None and math.isfinite(estimate.value):
-                self.iterations[key] = estimate
+            if estimate is not None:
+                (self.iterations if math.isfinite(estimate.value) else self.out_of_reach)[key] = estimate
 
     def speed(self, config: Config) -> Estimate | None:
         """Measured mean s/it for a probed config (interval from the HE fit), else the HE model."""
@@ -124,9 +125,12 @@ class TtcModel:
 
     def steps(self, config: Config) -> Estimate | None:
         """Iterations to the target: the probe's own, else the nearest same-class probe's, carried
-        over batch (noise scale) and effective learning rate."""
+        over batch (noise scale) and effective learning rate. A probe whose own curve levels off
+        above the target is not rescued by a carry: its measurement outranks a neighbour's."""
         if config.key() in self.iterations:
             return self.iterations[config.key()]
+        if config.key() in self.out_of_reach:
+            return self.out_of_reach[config.key()]
         cls, eff = dynamics_class(config), effective_lr(config)
         donors = [
             (abs(math.log(effective_lr(r.config) / eff))

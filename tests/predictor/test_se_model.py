@@ -119,3 +119,17 @@ def test_iterations_carry_across_learning_rate_and_momentum() -> None:
     assert estimate is not None and fast_steps is not None and slow_steps is not None
     assert fast_steps.value <= estimate.value <= slow_steps.value * 1.01
     assert 0.5 < model.lr_exponent(("sync", "sgd", ())) <= 1.0
+
+
+def test_a_probe_levelling_off_above_the_target_is_not_rescued_by_a_neighbour() -> None:
+    from predictor.ttc_model import TtcModel
+
+    healthy, stuck = Config("sync", 1, 4, lr=0.1, momentum=0.9), Config("sync", 1, 4, lr=0.01, momentum=0.9)
+    curves = [
+        (healthy, [(k, k * 1e-3, 1.0 / (1 + 0.2 * k)) for k in range(0, 101, 10)]),
+        (stuck, [(k, k * 1e-3, 1.0 / (0.05 * k + 1) + 0.5) for k in range(0, 101, 10)]),
+    ]
+    model = TtcModel([ProbeResult(c, 100, 0.1, curve, [1e-3] * 10) for c, curve in curves], target=0.05)
+    assert math.isfinite(model.predict(healthy).ttc_seconds)
+    assert math.isinf(model.predict(stuck).ttc_seconds)
+    assert math.isfinite(model.predict(stuck.replace(lr=0.03)).ttc_seconds)  # unprobed: carried
