@@ -13,9 +13,11 @@ Stages, each a batch:
   4. model sweep: every probed recipe over every node count and batch size, predicted by the
      pooled TTC model (predictor.ttc_model); the best few predicted to win by ≥ 5% are probed
      to confirm, and the rest — predicted dominated — are never run;
-  5. finalist extension (successive halving's last rung): while the plan's config is predicted
-     to need more than EXTEND_WHEN× its probe's iterations, it is re-probed EXTEND_FACTOR× longer,
-     so the plan's prediction extrapolates a few-fold instead of ~25-fold. Stages 1–4 leave
+  5. finalist extension (successive halving's last rung): unless its probe already reached the
+     target, the plan's config is re-probed EXTEND_FACTOR× longer, and again while it is predicted
+     to need more than EXTEND_WHEN× what that probe ran, so the plan's prediction extrapolates a
+     few-fold instead of ~25-fold (a short probe's optimism can hide how far off it is, hence
+     the unconditional first round). Stages 1–4 leave
      ``extension_rounds`` probes of the count budget for it. How much the longer probe moved the
      finalist's predicted iterations calibrates every prediction still resting on a short probe
      (geometric mean over extensions): a short probe's extrapolation is biased the same way across
@@ -302,13 +304,13 @@ class ColdStartSearch:
     def _extend_finalist(self) -> Iterator[list[ProbeRequest]]:
         """Stage 5: re-probe the plan's config longer while its prediction extrapolates far."""
         self._reserve = 0
-        for _ in range(self.extension_rounds):
+        for round_ in range(self.extension_rounds):
             key = self._choice()
             if key is None:
                 return
             result, prediction = self.results[key], self.predictions[key]
             far = prediction.iterations > EXTEND_WHEN * result.iterations
-            if result.reached_iteration is not None or not far:
+            if result.reached_iteration is not None or not (far or round_ == 0):
                 return
             self._extension[key] = self._extension.get(key, 1) * EXTEND_FACTOR
             yield [self._request(result.config, self._extension[key])]
