@@ -17,8 +17,8 @@ Stages, each a batch:
      target, the plan's config is re-probed EXTEND_FACTOR× longer, and again while it is predicted
      to need more than EXTEND_WHEN× what that probe ran, so the plan's prediction extrapolates a
      few-fold instead of ~25-fold (a short probe's optimism can hide how far off it is, hence
-     the unconditional first round). Stages 1–4 leave
-     ``extension_rounds`` probes of the count budget for it. How much the longer probe moved the
+     the unconditional first round). Stages 1–4 leave ``extension_rounds`` probes of a count
+     budget of at least EXTEND_MIN_BUDGET for it. How much the longer probe moved the
      finalist's predicted iterations calibrates every prediction still resting on a short probe
      (geometric mean over extensions): a short probe's extrapolation is biased the same way across
      a study's configs (same workload, same probe length), and ranking an extended finalist
@@ -62,6 +62,7 @@ PRUNER_STEPS = 100  # probe time is reported to the pruner in hundredths of the 
 EXTEND_WHEN = 2.0  # extend the finalist's probe while its predicted iterations exceed this × its length
 EXTEND_FACTOR = 4  # each extension probes this many times longer than the last
 EXTEND_ROUNDS = 2
+EXTEND_MIN_BUDGET = 8  # below this many probes, none is reserved for the extensions
 
 
 class TargetUnreachable(RuntimeError):
@@ -100,7 +101,8 @@ class ColdStartSearch:
         self.space = space
         self.budget = budget
         self.extension_rounds = extension_rounds  # 0: no finalist extension (the evaluation's ablation)
-        self._reserve = extension_rounds  # probes held back from stages 1–4 for the extensions
+        # Probes held back from stages 1–4 for the extensions; a small budget is all cold start.
+        self._reserve = extension_rounds if budget.max_probes >= EXTEND_MIN_BUDGET else 0
         self._short_bias: list[float] = []  # predicted iterations after / before each extension
         self._extended: set[str] = set()  # config keys whose evidence is an extension's longer probe
         self.target = target

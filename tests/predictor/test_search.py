@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from predictor.he_model import HeParams, Topology, step_seconds
-from predictor.search import CHANGE_MARGIN, EXTEND_ROUNDS, EXTEND_WHEN, ColdStartSearch
+from predictor.search import CHANGE_MARGIN, EXTEND_MIN_BUDGET, EXTEND_ROUNDS, EXTEND_WHEN, ColdStartSearch
 from predictor.types import Budget, Config, ProbeResult, SearchSpace
 
 HARDWARE = HeParams(alpha_c=1e-3, beta_c=2e-5, theta_intra=1e-4, lat_intra=1e-6, theta_inter=2e-3,
@@ -113,8 +113,8 @@ def test_a_finalist_predicted_far_beyond_its_probe_is_re_probed_longer() -> None
 
 def test_extensions_come_out_of_the_probe_count_budget() -> None:
     """Stages 1–4 leave the extension rounds' probes unspent, and the total stays in budget."""
-    search = run_search(Budget(probe_seconds=0.05, max_probes=5), target=0.08)
-    assert len(search.probes) <= 5 and len(search.probes) > len(search.results)
+    search = run_search(Budget(probe_seconds=0.05, max_probes=EXTEND_MIN_BUDGET), target=0.08)
+    assert len(search.probes) <= EXTEND_MIN_BUDGET and len(search.probes) > len(search.results)
 
 
 def test_the_extension_calibrates_predictions_resting_on_short_probes() -> None:
