@@ -7,6 +7,9 @@ of 50 probes with a plan, then runs two phases, side by side in one run:
   answered. A throughput test: by Little's law latency ≈ N / throughput.
 - ``polling``: N clients each sending one request every ``--interval`` seconds, at random phases
   (dashboards and CI jobs polling a study).
+- ``floor``: the saturated load against a FastAPI route that returns a constant, served by
+  uvicorn alone: what this machine can do at all right now. ``saturated_vs_floor`` (throughput
+  ratio) is the figure to compare across runs; host speed here varies by ~1.7× hour to hour.
 
 Each phase stops after ``--requests`` requests or ``--seconds``, whichever comes first. The load
 generator is a minimal HTTP/1.1 client on uvloop (about 0.1 ms of CPU per request): a general
@@ -117,13 +120,32 @@ def _cpu_of(pid: int | None) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+FLOOR_APP = """
+import uvicorn
+from fastapi import FastAPI
+app = FastAPI()
+@app.get("/healthz")
+async def constant() -> dict:
+    return {"id": "0123456789ab", "state": "done"}
+uvicorn.run(app, host="127.0.0.1", port={port}, log_level="warning")
+"""
+
+
 def start_server(database_url: str, port: int) -> subprocess.Popen[bytes]:
     env = {**os.environ, "TTC_DATABASE_URL": database_url}
     env.pop("TTC_API_TOKEN", None)
-    process = subprocess.Popen(
-        [sys.executable, "-c", "from service.cli import main; main()", "serve", "--port", str(port)],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
+    command = ["-c", "from service.cli import main; main()", "serve", "--port", str(port)]
+    return _started(subprocess.Popen([sys.executable, *command], env=env, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL), port)
+
+
+def start_floor(port: int) -> subprocess.Popen[bytes]:
+    code = FLOOR_APP.replace("{port}", str(port))
+    return _started(subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL), port)
+
+
+def _started(process: subprocess.Popen[bytes], port: int) -> subprocess.Popen[bytes]:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -132,7 +154,7 @@ def start_server(database_url: str, port: int) -> subprocess.Popen[bytes]:
         except httpx.TransportError:
             time.sleep(0.2)
     process.kill()
-    raise SystemExit("the service did not start within 60 s")
+    raise SystemExit(f"the server on port {port} did not start within 60 s")
 
 
 def main() -> None:
@@ -170,9 +192,17 @@ def main() -> None:
             if server is not None:
                 server.terminate()
                 server.wait(20)
+    floor = start_floor(args.port + 1)
+    try:
+        phases["floor"] = run_phase(f"http://127.0.0.1:{args.port + 1}", "/healthz", args.clients,
+                                    args.requests, args.seconds, 0.0, floor.pid)
+    finally:
+        floor.terminate()
+        floor.wait(20)
+    ratio = phases["saturated"]["throughput_rps"] / max(phases["floor"]["throughput_rps"], 1e-9)
     print(json.dumps({
         "route": "GET /v1/studies/{id}", "clients": args.clients, "polling_interval_s": args.interval,
-        "target_p99_ms": TARGET_P99_MS, **phases,
+        "target_p99_ms": TARGET_P99_MS, **phases, "saturated_vs_floor": round(ratio, 3),
         "load_average_1m": round(os.getloadavg()[0], 2), "cpus": os.cpu_count(),
     }))
 
