@@ -32,6 +32,7 @@ from predictor import ColdStartSearch, Config, ProbeRequest, ProbeResult
 from predictor.loss_curves import FAMILIES
 from predictor.se_model import curve_points, extrapolate
 from predictor.search import ASYNC_MUST_PAY, EXTEND_ROUNDS
+from predictor.types import by_length
 from worker.probe import run_config, target_value
 from worker.spec import Spec, load_spec
 
@@ -75,11 +76,8 @@ class Runner:
 
     def probe_requests(self, requests: list[ProbeRequest]) -> list[ProbeResult]:
         """Each request at its own length (a finalist's extension is longer than the rest)."""
-        results = []
-        for seconds, iterations in sorted({(r.seconds, r.max_iterations) for r in requests}):
-            same = [r.config for r in requests if (r.seconds, r.max_iterations) == (seconds, iterations)]
-            results += self._map(same, seconds, iterations)
-        return results
+        return [result for (seconds, iterations), configs in by_length(requests).items()
+                for result in self._map(configs, seconds, iterations)]
 
     def to_target(self, configs: list[Config]) -> list[ProbeResult]:
         fresh = list({c.key(): c for c in configs if c.key() not in self.runs}.values())

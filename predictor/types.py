@@ -112,6 +112,14 @@ class ProbeRequest:
         return base if self.extension == 1 else f"{base}@x{self.extension}"
 
 
+def by_length(requests: list[ProbeRequest]) -> dict[tuple[float, int], list[Config]]:
+    """Requests grouped by probe length (seconds, max iterations), shortest first: one launch each."""
+    groups: dict[tuple[float, int], list[Config]] = {}
+    for request in sorted(requests, key=lambda r: (r.seconds, r.max_iterations)):
+        groups.setdefault((request.seconds, request.max_iterations), []).append(request.config)
+    return groups
+
+
 @dataclass
 class ProbeResult:
     """What a probe measures — the only thing the predictor ever sees of a run (DESIGN.md §5).

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import optuna
 
 from predictor import ColdStartSearch, Plan, ProbeRequest, ProbeResult, TargetUnreachable
+from predictor.types import by_length
 from service import crud
 from service.db import Database
 from service.db.session import POOL, is_sqlite, sqlite_engine_kwargs, use_sqlite_begin
@@ -186,9 +187,7 @@ class StudyRunner:
             for request in requests:
                 probe_ids[request.config.key()] = crud.start_probe(
                     session, study_id=study_id, config=request.config, key=request.key).id
-        lengths = sorted({(r.seconds, r.max_iterations) for r in requests})
-        for seconds, iterations in lengths:
-            configs = [r.config for r in requests if (r.seconds, r.max_iterations) == (seconds, iterations)]
+        for (seconds, iterations), configs in by_length(requests).items():
             for result in launcher.run(configs, seconds, iterations):
                 search.tell(result)
                 prediction = search.predictions.get(result.config.key())

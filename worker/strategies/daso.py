@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,6 +107,18 @@ class SkipSchedule:
             self.steps_since_sync = 0
             return True
         return False
+
+    def after_local_step(
+        self, nodes: int, merge_due: Callable[[], None], send: Callable[[int], None]
+    ) -> None:
+        """DASO's order after each node-local step, on every backend: merge the global averages
+        now due; when a global sync is due, start it (``send(batches_to_wait)``) and merge again,
+        which completes it at once when it is blocking (``batches_to_wait`` 0)."""
+        if nodes > 1:
+            merge_due()
+            if self.sync_due():
+                send(self.batches_to_wait)
+                merge_due()
 
     def end_epoch(self, loss: float) -> None:
         """Record the epoch's mean training loss and set the skips for the next epoch."""
@@ -208,14 +221,9 @@ class DasoStrategy(Strategy):
     def step(self) -> None:
         self._local_steps()
         self.iteration += 1
-        schedule = self.schedule
-        if self.config.nodes > 1:
-            self._merge_due()
-            if schedule.sync_due():
-                self._send(schedule.batches_to_wait)
-                self._merge_due()  # blocking when batches_to_wait == 0
+        self.schedule.after_local_step(self.config.nodes, self._merge_due, self._send)
         self.clock = max(self.node_clock)
         if self.sampler.epoch > self.epoch:
             self.epoch = self.sampler.epoch
-            schedule.end_epoch(sum(self.epoch_losses) / len(self.epoch_losses))
+            self.schedule.end_epoch(sum(self.epoch_losses) / len(self.epoch_losses))
             self.epoch_losses.clear()

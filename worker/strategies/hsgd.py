@@ -25,16 +25,22 @@ from worker.workloads import Workload
 SHARDS = ("contiguous", "strided")
 
 
+def node_shards(config: Config, train_size: int, seed: int) -> tuple[str, list[torch.Tensor]]:
+    """The read mode (``options.shard``, validated) and each node's share of a seeded permutation,
+    the same on every backend so Ray and the simulator read the same samples."""
+    mode = str(config.options.get("shard", "contiguous"))
+    if mode not in SHARDS:
+        raise ValueError(f"options.shard={mode!r} is not one of {list(SHARDS)}")
+    order = torch.randperm(train_size, generator=torch.Generator().manual_seed(seed))
+    return mode, list(order.tensor_split(config.nodes))
+
+
 class HsgdStrategy(Strategy):
     name = "hsgd"
 
     def __init__(self, config: Config, workload: Workload, hardware: Hardware, seed: int) -> None:
         super().__init__(config, workload, hardware, seed)
-        self.shard = str(config.options.get("shard", "contiguous"))
-        if self.shard not in SHARDS:
-            raise ValueError(f"options.shard={self.shard!r} is not one of {list(SHARDS)}")
-        order = torch.randperm(workload.train_size, generator=torch.Generator().manual_seed(seed))
-        self.shards = list(order.tensor_split(config.nodes))  # node n reads shards[n] in order
+        self.shard, self.shards = node_shards(config, workload.train_size, seed)  # node n reads shards[n]
         self.positions = [0] * config.nodes
         sample = workload.train_x[0]
         self.sample_bytes = sample.numel() * sample.element_size()

@@ -56,17 +56,12 @@ class DasoWorker(SteppedWorker):
     def train_step(self) -> None:
         self._local_step()
         self.iteration += 1
-        schedule = self.schedule
-        if self.config.nodes > 1:
-            self._merge_due()
-            if schedule.sync_due():
-                self._send(schedule.batches_to_wait)
-                self._merge_due()  # blocking when batches_to_wait == 0
+        self.schedule.after_local_step(self.config.nodes, self._merge_due, self._send)
         if self.sampler.epoch > self.epoch:
             self.epoch = self.sampler.epoch
             totals = self.epoch_loss.clone()
             dist.all_reduce(totals)  # the same mean loss on every rank: the same schedule everywhere
-            schedule.end_epoch(float(totals[0] / totals[1]))
+            self.schedule.end_epoch(float(totals[0] / totals[1]))
             self.epoch_loss.zero_()
 
     def _local_step(self) -> None:

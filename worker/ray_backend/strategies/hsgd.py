@@ -21,7 +21,7 @@ import torch.distributed as dist
 from predictor.types import Config
 from worker.ray_backend.actor import WorkerContext
 from worker.ray_backend.strategies.base import SteppedWorker, assign_gradients
-from worker.strategies.hsgd import SHARDS
+from worker.strategies.hsgd import node_shards
 from worker.workloads import Workload
 
 
@@ -30,11 +30,8 @@ class HsgdWorker(SteppedWorker):
 
     def __init__(self, context: WorkerContext, workload: Workload, config: Config, seed: int) -> None:
         super().__init__(context, workload, config, seed)
-        self.shard_mode = str(config.options.get("shard", "contiguous"))
-        if self.shard_mode not in SHARDS:
-            raise ValueError(f"options.shard={self.shard_mode!r} is not one of {list(SHARDS)}")
-        order = torch.randperm(workload.train_size, generator=torch.Generator().manual_seed(seed))
-        self.node_shard = order.tensor_split(config.nodes)[context.node]
+        self.shard_mode, shards = node_shards(config, workload.train_size, seed)
+        self.node_shard = shards[context.node]
         self.position = 0
         self.leader = context.node * context.topology.devices_per_node
 
