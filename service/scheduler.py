@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 
 from predictor import TargetUnreachable
 from service import crud
-from service.db import Database
+from service.db import ACTIVE_STATES, Database
 from service.metrics import Metrics
 from service.orchestration import StudyCancelled, StudyRunner
 from service.settings import Settings
@@ -107,10 +107,22 @@ class StudyScheduler:
             thread.start()
 
     def _acquire(self, study_id: str) -> bool:
+        """Take the lease of a study that is still unfinished once the lease is ours.
+
+        ``_claim`` lists unfinished studies before taking leases; a study may finish in between,
+        and its runner releases the lease only after committing the end state. Checking the
+        state after the lease is taken, in the same transaction, keeps it from being run twice.
+        """
         try:
             with self.db.transaction() as session:
-                return crud.acquire_lease(session, study_id=study_id, owner=self.owner,
-                                          seconds=self.settings.lease_seconds)
+                if not crud.acquire_lease(session, study_id=study_id, owner=self.owner,
+                                          seconds=self.settings.lease_seconds):
+                    return False
+                study = crud.get_study(session, study_id=study_id)
+                if study is not None and study.state in ACTIVE_STATES:
+                    return True
+                crud.release_lease(session, study_id=study_id, owner=self.owner)
+                return False
         except (IntegrityError, OperationalError):  # another service inserted the lease first
             return False
 

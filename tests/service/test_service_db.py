@@ -84,3 +84,21 @@ def test_events_are_ordered_and_resumable_after_an_id(db: Database) -> None:
         assert [e.data.get("state") for e in events] == ["pending", "running"]
         assert crud.events_after(session, study_id=study_id, after=events[0].id)[0].id == events[1].id
         assert crud.cancel_requested(session, study_id=study_id)
+
+
+def test_a_study_finished_after_it_was_listed_is_not_claimed_again(db: Database) -> None:
+    """The scheduler lists unfinished studies, then takes leases: one that finished in between
+    (its runner committed "done", then released the lease) must not run a second time."""
+    from service.scheduler import StudyScheduler
+    from service.settings import Settings
+
+    with db.transaction() as session:
+        study_id = crud.create_study(session, spec={}).id
+        crud.set_state(session, study_id=study_id, state="done")
+    scheduler = StudyScheduler(db, Settings(database_url=db.url))
+    assert not scheduler._acquire(study_id)
+    with db.read() as session:
+        assert crud.lease_expires_at(session, study_id=study_id) is None
+    with db.transaction() as session:
+        crud.set_state(session, study_id=study_id, state="running")
+    assert scheduler._acquire(study_id)
