@@ -169,6 +169,9 @@ def count_probes_by_state(session: Session, *, study_id: str | None = None) -> d
 
 # -- runs ----------------------------------------------------------------------------------------
 def record_run(session: Session, *, study_id: str | None, config: Config, result: dict[str, Any]) -> Run:
+    """Record a run; a plan made against another database (its study is not here) runs unlinked."""
+    if study_id is not None and session.get(Study, study_id) is None:
+        study_id = None
     run = Run(study_id=study_id, config=config.to_dict(), result=result)
     session.add(run)
     session.flush()

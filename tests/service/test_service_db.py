@@ -102,3 +102,10 @@ def test_a_study_finished_after_it_was_listed_is_not_claimed_again(db: Database)
     with db.transaction() as session:
         crud.set_state(session, study_id=study_id, state="running")
     assert scheduler._acquire(study_id)
+
+
+def test_a_run_of_a_plan_from_another_database_is_recorded_unlinked(db: Database) -> None:
+    config = Config("sync", 1, 2, batch_size=32, lr=0.1)
+    with db.transaction() as session:
+        run = crud.record_run(session, study_id="elsewhere01", config=config, result={"reached": True})
+        assert run.study_id is None and run.result == {"reached": True}
