@@ -20,13 +20,17 @@ DIVERGENCE_FACTOR = 3.0
 
 
 class Evaluator:
-    """Mean loss of the global model on a fixed, seed-independent set of samples."""
+    """Mean loss of the global model on a fixed, seed-independent set of samples.
+
+    The set (the first ``EVAL_SAMPLES`` of the split) is read once, so a dataset-backed workload
+    pays its loading cost at construction, not at every evaluation.
+    """
 
     def __init__(self, workload: Workload, metric: str) -> None:
         if metric == "train_loss":
-            self.x, self.y = workload.train_x[:EVAL_SAMPLES], workload.train_y[:EVAL_SAMPLES]
+            self.x, self.y = workload.train_batch(torch.arange(min(EVAL_SAMPLES, workload.train_size)))
         else:
-            self.x, self.y = workload.eval_x[:EVAL_SAMPLES], workload.eval_y[:EVAL_SAMPLES]
+            self.x, self.y = workload.eval_batch(torch.arange(min(EVAL_SAMPLES, workload.eval_size)))
         self.loss_fn = workload.loss_fn
 
     @torch.no_grad()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 
@@ -32,3 +34,16 @@ class EpochSampler:
             self.position += take
             needed -= take
         return torch.cat(parts)
+
+    def state(self) -> dict[str, Any]:
+        """Where the sampler stands: resumes the same index stream (checkpoints)."""
+        return {"generator": self.generator.get_state(), "order": self.order.clone(),
+                "position": self.position, "epoch": self.epoch}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        if len(state["order"]) != self.size:
+            raise ValueError(f"sampler state has {len(state['order'])} samples, this sampler {self.size}")
+        self.generator.set_state(state["generator"])
+        self.order = state["order"].clone()
+        self.position = int(state["position"])
+        self.epoch = int(state["epoch"])

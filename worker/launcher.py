@@ -1,83 +1,130 @@
 """Probes leave the service only as Ray tasks, so one machine and a real cluster run one code path.
 
-``ensure_ray`` connects to ``RAY_ADDRESS`` when set, or starts a local Ray with this machine's
-CPUs. Each probe is a task asking for one CPU, so probes run in parallel up to the CPUs Ray has.
+``start()`` connects to Ray (:func:`worker.ray_backend.connect.ensure_ray`, the one place that
+does). Each probe is a task asking for one CPU, so probes run in parallel up to the CPUs Ray has.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
-import os
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import ray
 
-from predictor.types import Config, ProbeResult
+from predictor.types import ProbeRequest, ProbeResult
+from worker.errors import describe_error
+from worker.lineage import State
+from worker.ray_backend.connect import ensure_ray
+from worker.ray_backend.feasibility import check_feasible
 from worker.spec import Spec
 
 log = logging.getLogger(__name__)
 
 
-def ensure_ray(address: str | None = None) -> None:
-    if ray.is_initialized():
-        return
-    address = address or os.environ.get("RAY_ADDRESS") or None
-    log.info("connecting to Ray at %s", address or "a new local instance")
-    ray.init(
-        address=address,
-        include_dashboard=False,
-        logging_level=logging.WARNING,
-        log_to_driver=False,
-        configure_logging=False,
-    )
-
-
-@ray.remote(num_cpus=1, max_retries=1)
+@ray.remote(num_cpus=1, max_retries=1, num_returns=2)
 def _probe_task(
-    spec: dict[str, Any], config: dict[str, Any], max_seconds: float, max_iterations: int
-) -> dict[str, Any]:
+    spec: dict[str, Any], request: dict[str, Any], parent: State | None
+) -> tuple[dict[str, Any], State]:
     import torch
 
-    from worker.probe import run_config
+    from worker.lineage import run_segment
 
     torch.set_num_threads(1)
-    parsed = Spec.model_validate(spec)
-    return run_config(parsed, Config.from_dict(config), max_seconds, max_iterations).to_dict()
+    result, state = run_segment(Spec.model_validate(spec), ProbeRequest.from_dict(request), parent)
+    return result.to_dict(), state
 
 
 class ProbeLauncher:
-    """Submits configurations as Ray tasks and yields results as each one finishes."""
+    """Submits probes as Ray tasks and yields results as each one finishes.
 
-    def __init__(self, spec: Spec, address: str | None = None) -> None:
+    A probe that continues or forks another starts from that probe's end state, which stays in
+    Ray's object store (by probe key) for the probes that follow; ``state_source`` supplies the
+    states this launcher did not produce itself (a resumed study's, from its database).
+    ``start()`` refuses a ``backend: ray`` spec that the cluster cannot hold
+    (``InfeasibleCluster``) before any probe is launched.
+    """
+
+    STOP_POLL_SECONDS = 0.5  # how often a waiting ``run`` looks at its ``stop`` event
+
+    def __init__(self, spec: Spec, address: str | None = None,
+                 state_source: Callable[[str], State | None] | None = None) -> None:
         self.spec = spec
         self.address = address
+        self.state_source = state_source
+        self.states: dict[str, ray.ObjectRef] = {}  # probe key → its end state
+        self._pending: dict[ray.ObjectRef, tuple[ProbeRequest, ray.ObjectRef]] = {}
 
     def start(self) -> None:
         ensure_ray(self.address)
+        if self.spec.cluster.backend == "ray":
+            check_feasible(self.spec)
 
-    def run(self, configs: list[Config], max_seconds: float, max_iterations: int) -> Iterator[ProbeResult]:
-        """Run ``configs`` concurrently; a failed task comes back as a result with ``error`` set."""
+    def state(self, key: str) -> State:
+        """The end state of probe ``key`` (fetched from the object store)."""
+        return ray.get(self._state_ref(key))
+
+    def _state_ref(self, key: str) -> ray.ObjectRef:
+        if key not in self.states:
+            found = self.state_source(key) if self.state_source else None
+            if found is None:
+                raise KeyError(f"the end state of probe {key!r} is not available")
+            self.states[key] = ray.put(found)
+        return self.states[key]
+
+    def run(self, requests: list[ProbeRequest], stop: threading.Event | None = None) -> Iterator[ProbeResult]:
+        """Run ``requests`` concurrently; a failed task comes back as a result with ``error`` set.
+
+        Once ``stop`` is set the probes still running are cancelled (``cancel``) and the iterator
+        ends without their results: a cancelled study frees its share of the cluster within
+        about a second instead of when its longest probe ends.
+        """
         spec = self.spec.model_dump(mode="json")
-        pending = {
-            _probe_task.remote(spec, c.to_dict(), max_seconds, max_iterations): c for c in configs
-        }
-        while pending:
-            done, _ = ray.wait(list(pending), num_returns=1)
-            config = pending.pop(done[0])
+        self._pending = {}
+        lost = []
+        for request in requests:
             try:
-                yield ProbeResult.from_dict(ray.get(done[0]))
+                parent = self._state_ref(request.parent) if request.parent else None
+            except KeyError as exc:
+                lost.append(request.failed(str(exc.args[0])))
+                continue
+            result_ref, state_ref = _probe_task.remote(spec, request.to_dict(), parent)
+            self._pending[result_ref] = (request, state_ref)
+        yield from lost
+        timeout = None if stop is None else self.STOP_POLL_SECONDS
+        while self._pending:
+            done, _ = ray.wait(list(self._pending), num_returns=1, timeout=timeout)
+            if stop is not None and stop.is_set():
+                self.cancel()
+                return
+            if not done:
+                continue
+            request, state_ref = self._pending.pop(done[0])
+            try:
+                result = ProbeResult.from_dict(ray.get(done[0]))
             except ray.exceptions.RayError as exc:
-                reason = _reason(exc)
-                log.warning("probe %s failed: %s", config.key(), reason)
-                yield ProbeResult(config, 0, 0.0, [], error=reason)
+                _discard(state_ref)
+                reason = describe_error(exc)
+                log.warning("probe %s failed: %s", request.key, reason)
+                yield request.failed(reason)
+                continue
+            self.states[request.key] = state_ref
+            yield result
 
     def cancel(self) -> None:
-        """Nothing to release: tasks finish on their own; kept for a symmetric lifecycle."""
+        """Stop every probe still running: its task is force-cancelled (the worker process exits,
+        taking the device actors it created with it: Ray's owner fate-sharing) along with any
+        task it started."""
+        for ref, (request, _) in list(self._pending.items()):
+            log.info("cancelling probe %s", request.key)
+            ray.cancel(ref, force=True, recursive=True)
+        self._pending = {}
 
 
-def _reason(exc: ray.exceptions.RayError) -> str:
-    """The root cause of a failed task in one line (the full traceback stays in Ray's logs)."""
-    cause = getattr(exc, "cause", None) or exc
-    lines = str(cause).strip().splitlines() or [""]
-    return f"{type(cause).__name__}: {lines[-1]}"[:500]
+def _discard(ref: ray.ObjectRef) -> None:
+    """Read a failed task's other return value, which holds the same error, so that Ray does not
+    print it again as an unhandled error when the reference is dropped."""
+    with contextlib.suppress(ray.exceptions.RayError):
+        ray.get(ref)

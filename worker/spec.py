@@ -7,24 +7,57 @@ only a workload. Error messages name the field path and the offending value.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from predictor.types import STRATEGIES, Budget, SearchSpace
-from worker.workloads.registry import resolve_factory
+from predictor.types import OPTIMIZERS, STRATEGIES, Budget, Config, SearchSpace
+from worker.workloads.registry import BUILTIN, allowed_modules, resolve_factory
 
 MAX_NODES = 1024
 MAX_DEVICES_PER_NODE = 64
+MAX_SEED = 2**32 - 1  # numpy's and torch's seeds are 32/64-bit: a larger one overflows inside a probe
+MAX_LIST = 64  # entries of one search list: the grid is their product
+FACTORY_PATTERN = r"^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_]*$"
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """Unknown fields are errors, and so are NaN and ±Infinity (``1e400`` parses as Infinity):
+    every number reaches the simulator, the predictor and the database, none of which can use them.
+    Strict types: ``seed: false`` or ``nodes: "4"`` is an error, as the JSON schema says, not a
+    silent conversion."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
+
+
+def _exactly_one_workload(schema: dict[str, Any]) -> None:
+    """The JSON schema says what ``_known`` checks: exactly one of a built-in name or a factory.
+
+    A missing key satisfies ``properties``, so each branch requires its own key and allows the
+    other only as ``null`` (``{name: null, factory: null}`` and ``{}`` match neither branch).
+    Factories are limited to the modules allowlisted when the schema is built: with none, no
+    factory is valid, and the schema says so.
+    """
+    name = {"type": "string", "enum": sorted(BUILTIN)}
+    modules = "|".join(re.escape(module) for module in sorted(allowed_modules()))
+    factory: dict[str, Any] = {
+        "type": "string", "pattern": FACTORY_PATTERN.replace("[A-Za-z_][A-Za-z0-9_.]*", f"(?:{modules})", 1),
+        "description": "package.module:function, the module allowlisted in TTC_WORKLOAD_MODULES",
+    } if modules else {"not": {}, "description": "no module is allowlisted (TTC_WORKLOAD_MODULES)"}
+    schema["properties"] = {"name": {"anyOf": [name, {"type": "null"}], "title": "Name"},
+                            "factory": {"anyOf": [factory, {"type": "null"}], "title": "Factory"}}
+    schema["oneOf"] = [
+        {"required": ["name"], "properties": {"name": name, "factory": {"type": "null"}}},
+        {"required": ["factory"], "properties": {"factory": factory, "name": {"type": "null"}}},
+    ]
 
 
 class WorkloadSpec(_Strict):
+    model_config = ConfigDict(json_schema_extra=_exactly_one_workload)
+
     name: str | None = None
     factory: str | None = None
 
@@ -38,15 +71,15 @@ class WorkloadSpec(_Strict):
 
 class TargetSpec(_Strict):
     metric: Literal["train_loss", "eval_loss"] = "train_loss"
-    value: float | None = Field(None, gt=0, description="None: the workload's documented default")
+    value: float | None = Field(None, gt=0, le=1e6, description="None: the workload's documented default")
     eval_every: int = Field(10, ge=1, le=10_000, description="iterations between evaluations")
 
 
 class NetworkSpec(_Strict):
-    intra_gbps: float = Field(100.0, gt=0)
-    inter_gbps: float = Field(10.0, gt=0)
-    latency_us: float = Field(10.0, ge=0, description="inter-node latency")
-    intra_latency_us: float = Field(2.0, ge=0)
+    intra_gbps: float = Field(100.0, gt=0, le=1e5)
+    inter_gbps: float = Field(10.0, gt=0, le=1e5)
+    latency_us: float = Field(10.0, ge=0, le=1e6, description="inter-node latency")
+    intra_latency_us: float = Field(2.0, ge=0, le=1e6)
 
 
 class DeviceSpec(_Strict):
@@ -55,8 +88,8 @@ class DeviceSpec(_Strict):
 
 class DisturbanceSpec(_Strict):
     probability: float = Field(0.1, ge=0, le=1, description="chance per device per step to slow down")
-    slowdown: float = Field(2.0, ge=1)
-    duration_steps: int = Field(50, ge=1)
+    slowdown: float = Field(2.0, ge=1, le=1000)
+    duration_steps: int = Field(50, ge=1, le=1_000_000)
 
 
 class ClusterSpec(_Strict):
@@ -65,7 +98,7 @@ class ClusterSpec(_Strict):
     devices_per_node: int = Field(1, ge=1, le=MAX_DEVICES_PER_NODE)
     device: DeviceSpec = DeviceSpec()
     network: NetworkSpec = NetworkSpec()
-    node_speed: list[float] | None = None
+    node_speed: list[float] | None = Field(None, max_length=MAX_NODES)
     disturbance: DisturbanceSpec | None = None
     jitter: float = Field(0.02, ge=0, le=1, description="std of log step-time noise per device")
 
@@ -76,9 +109,9 @@ class ClusterSpec(_Strict):
                 raise ValueError(
                     f"node_speed has {len(self.node_speed)} entries but nodes={self.nodes}"
                 )
-            bad = [s for s in self.node_speed if not s > 0]
+            bad = [s for s in self.node_speed if not 0 < s <= 1000]
             if bad:
-                raise ValueError(f"node_speed entries must be > 0, got {bad}")
+                raise ValueError(f"node_speed entries must be > 0 and <= 1000, got {bad}")
         return self
 
     def speed_of_node(self, node: int) -> float:
@@ -86,11 +119,13 @@ class ClusterSpec(_Strict):
 
 
 class SearchSpec(_Strict):
-    strategies: list[str] = Field(default_factory=lambda: list(STRATEGIES))
-    batch_sizes: list[int] = Field(default_factory=lambda: [16, 32, 64])
-    learning_rates: list[float] = Field(default_factory=lambda: [0.01, 0.03, 0.1, 0.3])
-    momenta: list[float] = Field(default_factory=lambda: [0.0, 0.3, 0.6, 0.9])
-    groups: list[int] = Field(default_factory=list, description="empty: powers of two")
+    strategies: list[str] = Field(default_factory=lambda: list(STRATEGIES), max_length=MAX_LIST)
+    batch_sizes: list[int] = Field(default_factory=lambda: [16, 32, 64], max_length=MAX_LIST)
+    learning_rates: list[float] = Field(default_factory=lambda: [0.01, 0.03, 0.1, 0.3], max_length=MAX_LIST)
+    momenta: list[float] = Field(default_factory=lambda: [0.0, 0.3, 0.6, 0.9], max_length=MAX_LIST)
+    groups: list[int] = Field(default_factory=list, max_length=MAX_LIST, description="empty: powers of two")
+    nodes: list[int] = Field(default_factory=list, max_length=MAX_LIST,
+                             description="node counts the plan may use; empty: 1, 2, 4, … and all")
 
     @field_validator("strategies")
     @classmethod
@@ -100,7 +135,7 @@ class SearchSpec(_Strict):
             raise ValueError(f"unknown strategies {unknown}; choose from {list(STRATEGIES)}")
         return value
 
-    @field_validator("batch_sizes", "groups")
+    @field_validator("batch_sizes", "groups", "nodes")
     @classmethod
     def _positive_ints(cls, value: list[int]) -> list[int]:
         if any(v < 1 or v > 65536 for v in value):
@@ -123,10 +158,14 @@ class SearchSpec(_Strict):
 
 
 class BudgetSpec(_Strict):
-    probe_seconds: float = Field(20.0, gt=0, description="cluster seconds per probe")
+    probe_seconds: float = Field(20.0, gt=0, le=86_400, description="cluster seconds per probe (at most)")
     max_probes: int = Field(48, ge=1, le=1000)
-    deadline_seconds: float = Field(3600.0, gt=0, description="wall-clock limit of the study")
-    probe_max_iterations: int = Field(2000, ge=10, le=1_000_000)
+    deadline_seconds: float = Field(3600.0, gt=0, le=30 * 86_400, description="wall-clock limit of the study")
+    probe_max_iterations: int = Field(100, ge=10, le=1_000_000, description="iterations per probe")
+    max_overhead: float = Field(
+        0.1, gt=0, le=10, description="the study may cost at most this share of the plan's predicted TTC")
+    max_cluster_seconds: float | None = Field(
+        None, gt=0, le=1e12, description="cluster-seconds all probes together may spend (none: no fixed cap)")
 
 
 class Spec(_Strict):
@@ -135,7 +174,14 @@ class Spec(_Strict):
     cluster: ClusterSpec = ClusterSpec()
     search: SearchSpec = SearchSpec()
     budget: BudgetSpec = BudgetSpec()
-    seed: int = 0
+    seed: int = Field(0, ge=0, le=MAX_SEED)
+
+    @model_validator(mode="after")
+    def _nodes_in_cluster(self) -> Spec:
+        beyond = [n for n in self.search.nodes if n > self.cluster.nodes]
+        if beyond:
+            raise ValueError(f"search.nodes {beyond} exceed cluster.nodes={self.cluster.nodes}")
+        return self
 
     def search_space(self) -> SearchSpace:
         return SearchSpace(
@@ -146,10 +192,39 @@ class Spec(_Strict):
             learning_rates=tuple(self.search.learning_rates),
             momenta=tuple(self.search.momenta),
             groups=tuple(self.search.groups),
+            node_options=tuple(sorted(set(self.search.nodes))),
         )
 
     def budget_limits(self) -> Budget:
         return Budget(**self.budget.model_dump())
+
+
+OptionValue = (
+    bool | Annotated[int, Field(ge=-10**9, le=10**9)] | Annotated[float, Field(ge=-1e9, le=1e9)]
+    | Annotated[str, Field(max_length=64)]
+)
+
+
+class ConfigSpec(_Strict):
+    """A Config (DESIGN.md §7) as it crosses an edge (REST, ``--config``): every number bounded.
+
+    Cross-field rules (groups divide the devices, only ``async_groups`` has groups) stay in
+    ``predictor.Config``; ``to_config`` applies them.
+    """
+
+    strategy: Literal[STRATEGIES]  # type: ignore[valid-type]
+    nodes: int = Field(ge=1, le=MAX_NODES)
+    devices_per_node: int = Field(ge=1, le=MAX_DEVICES_PER_NODE)
+    groups: int = Field(1, ge=1, le=65536)
+    batch_size: int = Field(32, ge=1, le=65536, description="samples per device per step")
+    lr: float = Field(0.1, gt=0, le=100)
+    momentum: float = Field(0.9, ge=0, lt=1)
+    optimizer: Literal[OPTIMIZERS] = "sgd"  # type: ignore[valid-type]
+    options: dict[Annotated[str, Field(max_length=64)], OptionValue] = Field(
+        default_factory=dict, max_length=16)
+
+    def to_config(self) -> Config:
+        return Config(**self.model_dump())
 
 
 class SpecError(ValueError):

@@ -1,4 +1,4 @@
-"""The training loop for probes and runs: step a strategy, evaluate, apply the convergence rule."""
+"""The training loop for probes and runs: step a training run, evaluate, apply the convergence rule."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from predictor.types import ProbeResult
 from worker.convergence import ConvergenceRule, Evaluator
-from worker.strategies import Strategy
+from worker.training_run import TrainingRun
 
 log = logging.getLogger(__name__)
 KEEP_STEP_SECONDS = 256
@@ -16,7 +16,7 @@ NOISE_SAMPLES = 4
 
 
 def train(
-    strategy: Strategy,
+    run: TrainingRun,
     evaluator: Evaluator,
     target: float,
     eval_every: int,
@@ -35,26 +35,26 @@ def train(
     step_seconds: list[float] = []
     noise: list[tuple[float, int, float, int]] = []
     while True:
-        if strategy.iteration % eval_every == 0:
-            loss = evaluator(strategy.model)
-            curve.append((strategy.iteration, strategy.clock, loss))
+        if run.iteration % eval_every == 0:
+            loss = evaluator(run.model)
+            curve.append((run.iteration, run.clock, loss))
             if on_eval is not None:
-                on_eval(strategy.iteration, strategy.clock, loss)
-            if rule.observe(strategy.iteration, strategy.clock, loss):
+                on_eval(run.iteration, run.clock, loss)
+            if rule.observe(run.iteration, run.clock, loss):
                 break
             # Noise-scale samples at geometrically spaced evaluations: 1, 2, 4, 8 × eval_every.
-            if len(noise) < NOISE_SAMPLES and strategy.iteration == eval_every * 2 ** len(noise):
-                noise.append(strategy.gradient_noise_sample())
-        if strategy.iteration >= max_iterations or strategy.clock >= max_seconds:
+            if len(noise) < NOISE_SAMPLES and run.iteration == eval_every * 2 ** len(noise):
+                noise.append(run.gradient_noise_sample())
+        if run.iteration >= max_iterations or run.clock >= max_seconds:
             break
-        before = strategy.clock
-        strategy.step()
-        step_seconds.append(strategy.clock - before)
+        before = run.clock
+        run.step()
+        step_seconds.append(run.clock - before)
         del step_seconds[:-KEEP_STEP_SECONDS]
     result = ProbeResult(
-        config=strategy.config,
-        iterations=strategy.iteration,
-        seconds=strategy.clock,
+        config=run.config,
+        iterations=run.iteration,
+        seconds=run.clock,
         curve=curve,
         step_seconds=step_seconds,
         reached_iteration=rule.reached[0] if rule.reached else None,
@@ -67,6 +67,6 @@ def train(
         result.batch_small = noise[0][1]
         result.grad_sq_big = sum(n[2] for n in noise) / len(noise)
         result.batch_big = noise[0][3]
-    log.debug("trained %s: %d iterations, reached=%s", strategy.config.key(), result.iterations,
+    log.debug("trained %s: %d iterations, reached=%s", run.config.key(), result.iterations,
               result.reached_iteration)
     return result

@@ -1,6 +1,6 @@
 """The Ray backend: equivalence with the simulated backend, failure handling, no leaks.
 
-One small local Ray for the module (2 CPUs; device actors take 0.5 CPU each). The dashboard is
+One small local Ray for the module (2 CPUs; device actors take a quarter CPU each). The dashboard is
 on so that ``ray.util.state.list_actors`` can check for leaked actors; when another module
 already started Ray without it, the leak check falls back to the named-actor list (every
 device actor and parameter server is named ``ttc-device-…``).
@@ -18,13 +18,14 @@ import torch
 
 from predictor.types import Config
 from worker.probe import run_config
-from worker.ray_backend import RayBackendConfig, Topology, WorkerGroup, collective_backend, run_on_ray
+from worker.ray_backend import RankLayout, RayBackendConfig, WorkerGroup, collective_backend
+from worker.ray_backend.config import CPUS_ENV
 from worker.ray_backend.placement import node_bundles
 from worker.ray_backend.worker_group import ACTOR_PREFIX
 from worker.spec import parse_spec
 
 ray = pytest.importorskip("ray")
-SMALL = RayBackendConfig(cpus_per_worker=0.5, collective_timeout_s=60.0, shutdown_grace_s=2.0)
+SMALL = RayBackendConfig(cpus_per_worker=0.25, collective_timeout_s=60.0, shutdown_grace_s=2.0)
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +36,12 @@ def ray_cluster() -> Iterator[None]:
     yield
     if started:
         ray.shutdown()
+
+
+@pytest.fixture(autouse=True)
+def small_actors(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Probes read their actors' size from the environment, as probes launched as tasks do."""
+    monkeypatch.setenv(CPUS_ENV, str(SMALL.cpus_per_worker))
 
 
 def live_ttc_actors() -> list[str]:
@@ -76,15 +83,15 @@ def spec(backend: str, eval_every: int = 5, target: float = 0.01, nodes: int = 2
     })
 
 
-def test_topology_and_bundles_pack_a_node_into_one_bundle() -> None:
-    topology = Topology(nodes=3, devices_per_node=2)
-    assert topology.world_size == 6
-    assert [topology.node_of(r) for r in range(6)] == [0, 0, 1, 1, 2, 2]
-    assert topology.leader_ranks == [0, 2, 4]
-    assert node_bundles(topology, cpus=0.5, gpus=0) == [{"CPU": 1.0}] * 3
-    assert node_bundles(topology, cpus=1, gpus=1) == [{"CPU": 2, "GPU": 2}] * 3
+def test_rank_layout_and_bundles_pack_a_node_into_one_bundle() -> None:
+    layout = RankLayout(nodes=3, devices_per_node=2)
+    assert layout.world_size == 6
+    assert [layout.node_of(r) for r in range(6)] == [0, 0, 1, 1, 2, 2]
+    assert layout.leader_ranks == [0, 2, 4]
+    assert node_bundles(layout, cpus=0.5, gpus=0) == [{"CPU": 1.0}] * 3
+    assert node_bundles(layout, cpus=1, gpus=1) == [{"CPU": 2, "GPU": 2}] * 3
     with pytest.raises(ValueError, match="devices_per_node"):
-        Topology(nodes=1, devices_per_node=0)
+        RankLayout(nodes=1, devices_per_node=0)
 
 
 def test_backend_config_validates_and_picks_nccl_only_with_cuda() -> None:
@@ -110,13 +117,13 @@ def test_worker_group_api_and_node_subgroups(ray_cluster: None) -> None:
     def _where(context) -> tuple[int, int, int]:
         return context.rank, context.node, context.local_rank
 
-    group = WorkerGroup(Topology(nodes=2, devices_per_node=2), SMALL)
+    group = WorkerGroup(RankLayout(nodes=2, devices_per_node=2), SMALL)
     assert not group.started and leaked_ttc_actors() == []  # the constructor starts nothing
     with pytest.raises(RuntimeError, match="not started"):
         group.execute(_node_sum)
     with group:
         assert group.backend == "gloo"
-        # node 0 holds ranks 0,1; node 1 ranks 2,3; leaders 0 and 2; one thread each (0.5 CPU)
+        # node 0 holds ranks 0,1; node 1 ranks 2,3; leaders 0 and 2; one thread each (0.25 CPU)
         assert group.execute(_node_sum) == [
             (0, 6.0, [0, 1], [0, 2], 1),
             (1, 6.0, [0, 1], [], 1),
@@ -132,43 +139,53 @@ def test_worker_group_api_and_node_subgroups(ray_cluster: None) -> None:
 
 
 NON_BLOCKING = {"warmup_epochs": 0, "max_global_skips": 4}  # DASO skips from step 1: async merges
+EQUAL = 1e-4  # relative, per evaluation: the same math, summed in another order
+ASYNC_ORDER = 0.05  # async_groups g=2: Ray's real arrival order may differ from the simulated one
 
 
 @pytest.mark.parametrize(
-    "strategy, nodes, per_node, options",
+    "strategy, nodes, per_node, groups, options",
     [
-        ("sync", 2, 1, {}),
-        ("hsgd", 2, 2, {}),  # node-subgroup reduce, leader all-reduce, node broadcast
-        ("daso", 2, 1, NON_BLOCKING),  # async_op handles merged S steps later
-        pytest.param("daso", 2, 2, NON_BLOCKING, marks=pytest.mark.slow),  # + node broadcast, epoch end
-        pytest.param("daso", 2, 1, {}, marks=pytest.mark.slow),  # warmup: blocking global average
-        pytest.param("dbs", 2, 1, {"rebalance_every": 5}, marks=pytest.mark.slow),
+        ("sync", 2, 1, 1, {}),
+        ("hsgd", 2, 2, 1, {}),  # node-subgroup reduce, leader all-reduce, node broadcast
+        ("daso", 2, 1, 1, NON_BLOCKING),  # async_op handles merged S steps later
+        ("daso", 2, 2, 1, NON_BLOCKING),  # + node broadcast; crosses an epoch end (world-averaged loss)
+        ("daso", 2, 1, 1, {}),  # warmup: blocking global average every step
+        ("dbs", 2, 1, 1, {"rebalance_every": 5}),  # shares from measured seconds: another split
+        ("async_groups", 2, 1, 1, {}),  # one group of 2 actors: pull, in-group all-reduce, push
     ],
 )
 def test_on_ray_matches_simulated_loss_trajectory(
-    ray_cluster: None, strategy: str, nodes: int, per_node: int, options: dict
+    ray_cluster: None, strategy: str, nodes: int, per_node: int, groups: int, options: dict
 ) -> None:
     """Same seed, same samples per step: the loss curves agree (DBS too, whatever its shares)."""
-    config = Config(strategy, nodes, per_node, batch_size=16, lr=0.1, momentum=0.9, options=options)
+    config = Config(strategy, nodes, per_node, groups=groups, batch_size=16, lr=0.1, momentum=0.9,
+                    options=options)
     simulated = run_config(spec("simulated", nodes=nodes, per_node=per_node), config, 1e9, 40)
-    real = run_on_ray(spec("ray", nodes=nodes, per_node=per_node), config, 1e9, 40, backend=SMALL)
+    real = run_config(spec("ray", nodes=nodes, per_node=per_node), config, 1e9, 40)
     assert [p[0] for p in real.curve] == [p[0] for p in simulated.curve]
     relative = [abs(r[2] - s[2]) / abs(s[2]) for r, s in zip(real.curve, simulated.curve, strict=True)]
-    assert max(relative) < 1e-4
+    assert max(relative) < EQUAL
     assert real.curve[-1][2] < real.curve[0][2] / 2
-    assert real.grad_sq_big == pytest.approx(simulated.grad_sq_big, rel=1e-4)
+    assert real.grad_sq_big == pytest.approx(simulated.grad_sq_big, rel=EQUAL)
     assert real.iterations == simulated.iterations == 40
     assert len(real.step_seconds) == 40 and all(s > 0 for s in real.step_seconds)
     assert real.seconds == pytest.approx(sum(real.step_seconds))
     assert leaked_ttc_actors() == []
 
 
-def test_async_groups_on_ray_trains_through_the_parameter_server(ray_cluster: None) -> None:
+def test_async_groups_on_ray_follows_the_simulated_curve_within_its_order_noise(ray_cluster: None) -> None:
+    """g = 2 groups of one actor each: the server applies pushes in their real arrival order,
+    which is the simulator's round robin give or take a swap. Measured: at most 0.5–0.7% apart at
+    any evaluation over 6 runs (load average 2.5); the bound, 5%, leaves room for a busier machine."""
     config = Config("async_groups", 2, 1, groups=2, batch_size=16, lr=0.05, momentum=0.5)
-    result = run_on_ray(spec("ray"), config, max_seconds=1e9, max_iterations=30, backend=SMALL)
-    assert [p[0] for p in result.curve] == [0, 5, 10, 15, 20, 25, 30]
-    assert result.curve[-1][2] < result.curve[0][2]
-    assert result.iterations == 30 and len(result.step_seconds) == 30
+    simulated = run_config(spec("simulated"), config, 1e9, 40)
+    real = run_config(spec("ray"), config, 1e9, 40)
+    assert [p[0] for p in real.curve] == [0, 5, 10, 15, 20, 25, 30, 35, 40]
+    relative = [abs(r[2] - s[2]) / abs(s[2]) for r, s in zip(real.curve, simulated.curve, strict=True)]
+    assert max(relative) < ASYNC_ORDER
+    assert real.curve[-1][2] < real.curve[0][2] / 2
+    assert real.iterations == 40 and len(real.step_seconds) == 40 and all(s > 0 for s in real.step_seconds)
     assert leaked_ttc_actors() == []
 
 
@@ -179,7 +196,7 @@ def test_a_killed_actor_fails_the_attempt_and_the_probe_completes_on_fresh_actor
     results: list[object] = []
     probe = threading.Thread(
         target=lambda: results.append(
-            run_on_ray(spec("ray", eval_every=10, target=1e-6), config, 3.0, 100_000, backend=SMALL)
+            run_config(spec("ray", eval_every=10, target=1e-6), config, 3.0, 100_000)
         )
     )
     killed = []
@@ -208,5 +225,5 @@ def test_a_killed_actor_fails_the_attempt_and_the_probe_completes_on_fresh_actor
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_nccl_is_chosen_when_cuda_is_present(ray_cluster: None) -> None:
-    with WorkerGroup(Topology(nodes=1, devices_per_node=1), RayBackendConfig(use_gpu=True)) as group:
+    with WorkerGroup(RankLayout(nodes=1, devices_per_node=1), RayBackendConfig(use_gpu=True)) as group:
         assert group.backend == "nccl"

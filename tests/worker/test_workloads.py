@@ -14,7 +14,7 @@ def test_workload_trains(name: str) -> None:
     torch.manual_seed(0)
     model = workload.build_model()
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
-    x, y = workload.train_x[:64], workload.train_y[:64]
+    x, y = workload.train_batch(torch.arange(64))
     losses = []
     for _ in range(15):
         optimizer.zero_grad()

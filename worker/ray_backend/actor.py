@@ -2,7 +2,7 @@
 
 As in Ray Train's worker group, the actor knows nothing about training; module-level functions
 (``fn(context, *args)``) are sent to it and receive its :class:`WorkerContext`, which carries the
-rank, the topology and the ``torch.distributed`` process groups set up by
+rank, the rank layout and the ``torch.distributed`` process groups set up by
 :mod:`worker.ray_backend.distributed`.
 """
 
@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import ray
 import torch
 
-from worker.ray_backend.placement import Topology
+from worker.ray_backend.placement import RankLayout
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -28,7 +28,7 @@ class WorkerContext:
     """What a shipped function may use on its actor; ``state`` holds objects between calls."""
 
     rank: int
-    topology: Topology
+    layout: RankLayout
     device: torch.device
     backend: str = ""
     timeout_s: float = 60.0  # bound of every collective, also of subgroups made later
@@ -38,25 +38,25 @@ class WorkerContext:
 
     @property
     def world_size(self) -> int:
-        return self.topology.world_size
+        return self.layout.world_size
 
     @property
     def node(self) -> int:
-        return self.topology.node_of(self.rank)
+        return self.layout.node_of(self.rank)
 
     @property
     def local_rank(self) -> int:
-        return self.rank % self.topology.devices_per_node
+        return self.rank % self.layout.devices_per_node
 
 
 class DeviceWorker:
     """One device: sets its torch threads from its Ray CPU share, then runs shipped functions."""
 
-    def __init__(self, rank: int, topology: Topology, threads: int) -> None:
+    def __init__(self, rank: int, layout: RankLayout, threads: int) -> None:
         torch.set_num_threads(threads)
         cuda = torch.cuda.is_available()
         device = torch.device("cuda", 0) if cuda else torch.device("cpu")
-        self.context = WorkerContext(rank, topology, device)
+        self.context = WorkerContext(rank, layout, device)
         log.debug("device actor rank %d on %s with %d thread(s)", rank, device, threads)
 
     def rendezvous_address(self) -> tuple[str, int]:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 CPUS_ENV = "TTC_RAY_CPUS_PER_WORKER"
 GPUS_ENV = "TTC_RAY_USE_GPU"
 TIMEOUT_ENV = "TTC_RAY_COLLECTIVE_TIMEOUT_S"
+START_TIMEOUT_ENV = "TTC_RAY_START_TIMEOUT_S"
+SETTINGS_ENV = (CPUS_ENV, GPUS_ENV, TIMEOUT_ENV, START_TIMEOUT_ENV)  # travel with every probe task
 
 
 @dataclass(frozen=True)
@@ -23,7 +25,9 @@ class RayBackendConfig:
     (at least one thread). ``use_gpu`` None means: one GPU per actor when the cluster has enough.
     ``collective_timeout_s`` bounds every ``torch.distributed`` call, so a dead peer becomes an
     error instead of a hang. ``start_timeout_s`` bounds placing and starting the actors (process
-    start-up and imports, slow on a loaded machine), kept apart from the collective timeout.
+    start-up and imports, slow on a loaded machine), kept apart from the collective timeout; set
+    it with ``TTC_RAY_START_TIMEOUT_S`` (a cluster that can never hold the spec is refused before
+    any probe instead, see ``feasibility``).
     ``shutdown_grace_s`` is how long actors get to leave their process groups before ``ray.kill``.
     """
 
@@ -54,15 +58,26 @@ class RayBackendConfig:
         """Read overrides from ``TTC_RAY_*`` settings (used by probes launched as Ray tasks)."""
         gpu = os.environ.get(GPUS_ENV)
         return cls(
-            cpus_per_worker=float(os.environ.get(CPUS_ENV, cls.cpus_per_worker)),
+            cpus_per_worker=_number(CPUS_ENV, cls.cpus_per_worker),
             use_gpu=None if gpu is None else gpu.strip().lower() in ("1", "true", "yes"),
-            collective_timeout_s=float(os.environ.get(TIMEOUT_ENV, cls.collective_timeout_s)),
+            collective_timeout_s=_number(TIMEOUT_ENV, cls.collective_timeout_s),
+            start_timeout_s=_number(START_TIMEOUT_ENV, cls.start_timeout_s),
         )
 
     @property
     def threads_per_worker(self) -> int:
         """torch threads of one CPU actor: its whole-CPU share, never fewer than one."""
         return max(1, int(self.cpus_per_worker))
+
+
+def _number(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ValueError(f"setting {name}={raw!r} is not a number") from None
 
 
 def collective_backend(cuda_available: bool) -> str:

@@ -33,13 +33,13 @@ def setup_process_groups(context: WorkerContext, host: str, port: int, timeout_s
         world_size=context.world_size,
         timeout=timeout,
     )
-    topology = context.topology
-    for node in range(topology.nodes):
-        group = dist.new_group(topology.node_ranks(node), timeout=timeout)
+    layout = context.layout
+    for node in range(layout.nodes):
+        group = dist.new_group(layout.node_ranks(node), timeout=timeout)
         if node == context.node:
             context.node_group = group
-    leaders = dist.new_group(topology.leader_ranks, timeout=timeout)
-    if context.rank in topology.leader_ranks:
+    leaders = dist.new_group(layout.leader_ranks, timeout=timeout)
+    if context.rank in layout.leader_ranks:
         context.leader_group = leaders
     context.backend = backend
     context.timeout_s = timeout_s

@@ -16,7 +16,7 @@ from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
 
 @dataclass(frozen=True)
-class Topology:
+class RankLayout:
     """``nodes`` × ``devices_per_node`` device actors; rank r sits on node r // devices_per_node."""
 
     nodes: int
@@ -25,7 +25,7 @@ class Topology:
     def __post_init__(self) -> None:
         if self.nodes < 1 or self.devices_per_node < 1:
             raise ValueError(
-                f"topology needs nodes >= 1 and devices_per_node >= 1, got "
+                f"rank layout needs nodes >= 1 and devices_per_node >= 1, got "
                 f"nodes={self.nodes}, devices_per_node={self.devices_per_node}"
             )
 
@@ -45,22 +45,22 @@ class Topology:
         return [node * self.devices_per_node for node in range(self.nodes)]
 
 
-def node_bundles(topology: Topology, cpus: float, gpus: float) -> list[dict[str, float]]:
+def node_bundles(layout: RankLayout, cpus: float, gpus: float) -> list[dict[str, float]]:
     """One bundle per node with the summed resources of its device actors."""
-    bundle = {"CPU": cpus * topology.devices_per_node}
+    bundle = {"CPU": cpus * layout.devices_per_node}
     if gpus:
-        bundle["GPU"] = gpus * topology.devices_per_node
-    return [dict(bundle) for _ in range(topology.nodes)]
+        bundle["GPU"] = gpus * layout.devices_per_node
+    return [dict(bundle) for _ in range(layout.nodes)]
 
 
-def reserve(topology: Topology, cpus: float, gpus: float, timeout_s: float) -> PlacementGroup:
+def reserve(layout: RankLayout, cpus: float, gpus: float, timeout_s: float) -> PlacementGroup:
     """Reserve the nodes' bundles; raise with the request when the cluster cannot hold them."""
-    group = placement_group(node_bundles(topology, cpus, gpus), strategy="SPREAD")
+    group = placement_group(node_bundles(layout, cpus, gpus), strategy="SPREAD")
     ready, _ = ray.wait([group.ready()], timeout=timeout_s)
     if not ready:
         remove_placement_group(group)
         raise TimeoutError(
-            f"Ray could not reserve {topology.nodes} node bundle(s) of {topology.devices_per_node} "
+            f"Ray could not reserve {layout.nodes} node bundle(s) of {layout.devices_per_node} "
             f"device(s) × {cpus} CPU / {gpus} GPU within {timeout_s:.0f}s; "
             f"cluster has {ray.cluster_resources()}"
         )

@@ -19,7 +19,7 @@ from ray.util.placement_group import PlacementGroup, remove_placement_group
 from worker.ray_backend.actor import DeviceWorker
 from worker.ray_backend.config import RayBackendConfig
 from worker.ray_backend.distributed import setup_process_groups, teardown_process_groups
-from worker.ray_backend.placement import Topology, on_node, reserve
+from worker.ray_backend.placement import RankLayout, on_node, reserve
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -27,10 +27,10 @@ ACTOR_PREFIX = "ttc-device"
 
 
 class WorkerGroup:
-    """``topology.world_size`` device actors, rank r on node r // devices_per_node."""
+    """``layout.world_size`` device actors, rank r on node r // devices_per_node."""
 
-    def __init__(self, topology: Topology, config: RayBackendConfig | None = None) -> None:
-        self.topology = topology
+    def __init__(self, layout: RankLayout, config: RayBackendConfig | None = None) -> None:
+        self.layout = layout
         self.config = config or RayBackendConfig()
         self.name = f"{ACTOR_PREFIX}-{uuid.uuid4().hex[:8]}"
         self.actors: list[Any] = []
@@ -45,7 +45,7 @@ class WorkerGroup:
         """One GPU per actor when asked for, or — by default — when the cluster has enough."""
         use_gpu = self.config.use_gpu
         if use_gpu is None:
-            use_gpu = ray.cluster_resources().get("GPU", 0) >= self.topology.world_size
+            use_gpu = ray.cluster_resources().get("GPU", 0) >= self.layout.world_size
         return 1.0 if use_gpu else 0.0
 
     def start(self) -> None:
@@ -54,7 +54,7 @@ class WorkerGroup:
             raise RuntimeError(f"worker group {self.name} is already started")
         cpus, gpus = self.config.cpus_per_worker, self.gpus_per_worker()
         timeout = self.config.collective_timeout_s
-        self._placement = reserve(self.topology, cpus, gpus, self.config.start_timeout_s)
+        self._placement = reserve(self.layout, cpus, gpus, self.config.start_timeout_s)
         try:
             remote = ray.remote(DeviceWorker)
             self.actors = [
@@ -63,9 +63,9 @@ class WorkerGroup:
                     num_cpus=cpus,
                     num_gpus=gpus,
                     max_restarts=0,
-                    scheduling_strategy=on_node(self._placement, self.topology.node_of(rank)),
-                ).remote(rank, self.topology, self.config.threads_per_worker)
-                for rank in range(self.topology.world_size)
+                    scheduling_strategy=on_node(self._placement, self.layout.node_of(rank)),
+                ).remote(rank, self.layout, self.config.threads_per_worker)
+                for rank in range(self.layout.world_size)
             ]
             ready = [actor.__ray_ready__.remote() for actor in self.actors]
             ray.get(ready, timeout=self.config.start_timeout_s)  # every process up before any rendezvous
@@ -76,7 +76,7 @@ class WorkerGroup:
             raise
         self.backend = backends[0]
         log.info("started %s: %d actor(s) on %d node bundle(s), %s", self.name,
-                 self.topology.world_size, self.topology.nodes, self.backend)
+                 self.layout.world_size, self.layout.nodes, self.backend)
 
     def execute_async(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> list[ray.ObjectRef]:
         """Run ``fn(context, *args, **kwargs)`` on every actor; return the result references."""
@@ -88,6 +88,14 @@ class WorkerGroup:
     ) -> list[T]:
         """Run ``fn`` on every actor and wait for all results, in rank order."""
         return ray.get(self.execute_async(fn, *args, **kwargs), timeout=timeout)
+
+    def execute_each(self, fn: Callable[..., T], per_rank: list[tuple[Any, ...]]) -> list[T]:
+        """Run ``fn(context, *per_rank[r])`` on every rank r at once; results in rank order."""
+        self._require_started()
+        if len(per_rank) != len(self.actors):
+            raise ValueError(f"per_rank has {len(per_rank)} argument tuples for {len(self.actors)} actors")
+        pairs = zip(self.actors, per_rank, strict=True)
+        return ray.get([actor.execute.remote(fn, *args) for actor, args in pairs])
 
     def execute_single_async(
         self, rank: int, fn: Callable[..., T], *args: Any, **kwargs: Any

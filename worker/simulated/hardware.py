@@ -10,6 +10,8 @@ and data readers may prefetch their next batch while the device computes.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from worker.simulated.calibration import ModelCost
@@ -32,6 +34,16 @@ class Hardware:
         self.storage = StorageProfile()
         self._slow_until: dict[int, int] = {}
         self._device_steps: dict[int, int] = {}
+
+    def state(self) -> dict[str, Any]:
+        """The random state (jitter and disturbances): a resumed run draws what it would have."""
+        return {"rng": self.rng.bit_generator.state, "slow_until": dict(self._slow_until),
+                "device_steps": dict(self._device_steps)}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        self.rng.bit_generator.state = state["rng"]
+        self._slow_until = {int(k): int(v) for k, v in state["slow_until"].items()}
+        self._device_steps = {int(k): int(v) for k, v in state["device_steps"].items()}
 
     # -- compute -----------------------------------------------------------------------------
     def base_compute_seconds(self, batch: int) -> float:

@@ -1,93 +1,62 @@
 """``async_groups`` (Omnivore, Hadjis et al. 2016): g compute groups, sync inside, async across.
 
-Each group all-reduces inside itself, pushes its gradient to a parameter server and pulls the new
-model, without waiting for the other groups. The simulation is event-driven: the group that
-finishes first has its gradient — computed on the parameters it read when it started — applied
-next. With equal speeds this is round-robin, so every update has staleness g−1; stragglers and
-heterogeneity change the order exactly as they would on a real cluster. The server handles one
-push at a time, so pushes queue as g grows (contention).
+The global model and its optimizer live at a parameter server. Each group pulls the current
+parameters and its next batch, computes the group's mean gradient there (in-group all-reduce)
+and pushes it; the server applies pushes in the order they arrive, without waiting for the other
+groups, and the pushing group pulls again. An iteration is one applied push (DESIGN.md §7); its
+staleness is how many other updates landed since that group pulled — g−1 with equal speeds,
+shaped by stragglers and heterogeneity as on a real cluster, and read by Mitliagkas et al. as
+implicit momentum ≈ 1 − 1/g.
 
-Simulating an update must cost about what the real update costs (issue 3 §6), so the staleness
-machinery is kept to two flat copies per update: each group's read is one row of a preallocated
-(g × parameters) buffer, and the gradient is taken by a second instance of the model whose
-parameters are views of one flat vector, loaded from that row with a single ``copy_``.
+Who arrives first is the backend's: the simulated clock's event order (compute + in-group
+all-reduce per cycle, pushes serialised at the server), or the real order on Ray. The groups start
+at the first step, so a warm start or restore before it is what they pull.
 """
 
 from __future__ import annotations
 
-import copy
-import heapq
+from typing import Any
 
-import torch
-from torch.nn.utils import parameters_to_vector, vector_to_parameters
-
-from predictor.types import Config
-from worker.simulated.hardware import Hardware
 from worker.strategies.base import Strategy
-from worker.workloads import Workload
+from worker.strategies.cluster import Cluster, assign_gradients
 
 
 class AsyncGroupsStrategy(Strategy):
     name = "async_groups"
+    uses_parameter_server = True
 
-    def __init__(self, config: Config, workload: Workload, hardware: Hardware, seed: int) -> None:
-        super().__init__(config, workload, hardware, seed)
-        self.group_size = config.devices // config.groups
-        self.group_devices = [
-            self.devices[i * self.group_size : (i + 1) * self.group_size] for i in range(config.groups)
-        ]
-        self.version = 0
+    def __init__(self, cluster: Cluster, seed: int) -> None:
+        super().__init__(cluster, seed)
+        self.server = cluster.parameter_server(self.config.groups)
+        self._params = list(self.model.parameters())  # listed once: updates must stay cheap
+        self.read_iteration = [0] * self.config.groups  # the update each group last pulled at
         self.staleness: list[int] = []
-        self.server_free = 0.0
-        # The global model's parameters as flat views (the optimizer updates them in place), the
-        # version and values each group last read, and the model the groups compute gradients on.
-        self._params = list(self.model.parameters())
-        self._flat_params = [p.detach().view(-1) for p in self._params]
-        self.read_version = [0] * config.groups
-        self.snapshots = parameters_to_vector(self._params).detach().repeat(config.groups, 1)
-        self.replica = copy.deepcopy(self.model)  # a copy, so the global RNG stream is untouched
-        self._replica_flat = parameters_to_vector(self.replica.parameters()).detach()
-        vector_to_parameters(self._replica_flat, self.replica.parameters())  # params become views
-        self._replica_params = list(self.replica.parameters())
-        # Event queue of (time the group finishes compute + in-group reduce, group): ties by group.
-        self.events = [(self._cycle_seconds(group, start=0.0), group) for group in range(config.groups)]
-        heapq.heapify(self.events)
+        self.started = False
 
-    def _read(self, group: int) -> None:
-        """``group`` pulls the current model: one copy into its row of the snapshot buffer."""
-        torch.cat(self._flat_params, out=self.snapshots[group])
-        self.read_version[group] = self.version
+    def _replica_ids(self) -> list[int]:
+        return [0]  # the server's global model; the groups' copies belong to the parameter server
 
-    def _spans_nodes(self, group: int) -> bool:
-        per_node = self.config.devices_per_node
-        devices = self.group_devices[group]
-        return devices[0] // per_node != devices[-1] // per_node
-
-    def _cycle_seconds(self, group: int, start: float) -> float:
-        """When ``group`` finishes compute + in-group all-reduce, having started at ``start``."""
-        devices = self.group_devices[group]
-        compute = self.hardware.compute_seconds([self.config.batch_size] * len(devices), devices)
-        reduce = self.hardware.ring_allreduce_seconds(len(devices), self._spans_nodes(group))
-        return start + float(compute.max()) + reduce
+    def _pull(self, group: int) -> None:
+        self.read_iteration[group] = self.iteration
+        self.server.send(group, self.model, self.sampler.next(self.config.global_batch))
 
     def step(self) -> None:
-        finished, group = heapq.heappop(self.events)
-        x, y = self.batch(self.config.global_batch)
-        # The group's gradient, at the (possibly stale) parameters it read.
-        with torch.no_grad():
-            self._replica_flat.copy_(self.snapshots[group])
-        self.replica.zero_grad(set_to_none=True)
-        self.workload.loss_fn(self.replica(x), y).backward()
-        for param, replica_param in zip(self._params, self._replica_params, strict=True):
-            param.grad = replica_param.grad
+        if not self.started:
+            for group in range(self.config.groups):
+                self._pull(group)
+            self.started = True
+        group, gradient = self.server.receive()
+        assign_gradients(self._params, gradient)
         self.optimizer.step()
-        self.staleness.append(self.version - self.read_version[group])
-        self.version += 1
-        # Push queues at the server, update applies, then the group pulls the new model.
-        push_start = max(finished, self.server_free)
-        self.server_free = push_start + self.hardware.transfer_seconds()
-        self.clock = max(self.clock, self.server_free)
-        self._read(group)
-        pulled = self.server_free + self.hardware.transfer_seconds()
-        heapq.heappush(self.events, (self._cycle_seconds(group, start=pulled), group))
+        self.staleness.append(self.iteration - self.read_iteration[group])
         self.iteration += 1
+        self._pull(group)
+
+    def _state(self) -> dict[str, Any]:
+        return {"read_iteration": list(self.read_iteration), "staleness": list(self.staleness),
+                "started": self.started}
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        self.read_iteration = [int(v) for v in state["read_iteration"]]
+        self.staleness = [int(v) for v in state["staleness"]]
+        self.started = bool(state["started"])

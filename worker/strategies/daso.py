@@ -8,30 +8,31 @@ merges the (now stale) sum with its own, newer parameters, weighting its own cop
 
     p ← (2S·p_local + Σ_j p_j) / (2S + N)          (S = 0: a blocking plain average)
 
-The first ``warmup_epochs`` and last ``cooldown_epochs`` (when ``total_epochs`` is given) sync
+The first ``warmup_epochs`` and last ``cooldown_epochs`` (when ``total_epochs`` or
+``total_iterations`` is given) sync
 globally and blocking every step; in between, the skip schedule follows the epoch loss: on a
 plateau (no relative improvement ≥ ``stability_level`` for 3 epochs) the skips are halved, and a
-plateau with skips already at 1 resets them to ``max_global_skips``. Time: each node keeps its own
-clock; a global all-reduce completes when the slowest node has joined it plus its network time,
-and a node only waits for it at the merge — so the network time hides behind S local steps.
+plateau with skips already at 1 resets them to ``max_global_skips``; the epoch loss is the mean
+over every replica's local steps, so every node takes the same decisions and the leaders'
+collectives stay matched. Steps are counted, not timed, so the trajectory is the same on every
+backend; only the clock shows how much of the network time hid behind the S local steps (the
+simulated backend keeps one clock per node, and a node waits for a global sum only at its merge).
 The evaluated ``model`` is node 0's replica, what rank 0 of a real job would report.
 """
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
-from predictor.types import Config
-from worker.optim import make_optimizer
-from worker.simulated.hardware import Hardware
 from worker.strategies.base import Strategy
-from worker.workloads import Workload
+from worker.strategies.cluster import Cluster, PendingSum
 
 
 @dataclass
@@ -61,6 +62,7 @@ class Plateau:
 class SkipSchedule:
     """DASO's global-skip / batches-to-wait schedule, stepped once per epoch (Heat's ``epoch_loss_logic``).
 
+    The constructor takes the knobs; the fields it does not take are where the schedule stands.
     ``global_skip == 0`` means a blocking global sync every step.
     """
 
@@ -69,16 +71,24 @@ class SkipSchedule:
     cooldown_epochs: int = 4
     stability_level: float = 0.05
     total_epochs: int | None = None
-    global_skip: int = 0
-    batches_to_wait: int = 0
-    epoch: int = 0
-    steps_since_sync: int = 0
+    global_skip: int = field(default=0, init=False)
+    batches_to_wait: int = field(default=0, init=False)
+    epoch: int = field(default=0, init=False)
+    steps_since_sync: int = field(default=0, init=False)
     plateau: Plateau = field(init=False)
 
     @classmethod
-    def from_options(cls, options: dict[str, Any]) -> SkipSchedule:
-        """The schedule a config's ``options`` ask for, Heat's defaults for what they leave out."""
+    def from_options(cls, options: dict[str, Any], epoch_iterations: float | None = None) -> SkipSchedule:
+        """The schedule a config's ``options`` ask for, Heat's defaults for what they leave out.
+
+        ``total_iterations`` (how long the run is planned to be: a plan sets it from its predicted
+        iterations) is converted to epochs with ``epoch_iterations``, so the cooldown — Heat's
+        last ``cooldown_epochs`` of blocking syncs — triggers in a run to a target, whose length
+        in epochs nobody states up front.
+        """
         total = options.get("total_epochs")
+        if total is None and options.get("total_iterations") is not None and epoch_iterations:
+            total = math.ceil(float(options["total_iterations"]) / epoch_iterations)
         return cls(
             max_global_skips=int(options.get("max_global_skips", 8)),
             warmup_epochs=int(options.get("warmup_epochs", 4)),
@@ -120,6 +130,15 @@ class SkipSchedule:
                 send(self.batches_to_wait)
                 merge_due()
 
+    def state(self) -> dict[str, Any]:
+        """Where the schedule stands (its knobs come from the config's options)."""
+        state = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if not f.init}
+        return state | {"plateau": dataclasses.asdict(self.plateau)}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, Plateau(**value) if name == "plateau" else int(value))
+
     def end_epoch(self, loss: float) -> None:
         """Record the epoch's mean training loss and set the skips for the next epoch."""
         self.epoch += 1
@@ -150,80 +169,78 @@ def merge(local: torch.Tensor, received_sum: torch.Tensor, nodes: int, batches_w
 
 
 @dataclass
-class _Pending:
-    """A global all-reduce in flight: the sum of every node's parameters when it was sent."""
+class PendingSync:
+    """A global parameter all-reduce in flight, merged at local step ``merge_at``."""
 
-    sums: list[torch.Tensor]
+    total: PendingSum
     batches_to_wait: int
-    merge_at: int  # local step at which nodes merge it
-    done_at: float  # cluster seconds when the network has delivered it
+    merge_at: int
 
 
 class DasoStrategy(Strategy):
     name = "daso"
 
-    def __init__(self, config: Config, workload: Workload, hardware: Hardware, seed: int) -> None:
-        super().__init__(config, workload, hardware, seed)
-        self.schedule = SkipSchedule.from_options(config.options)
-        self.replicas = [self.model] + [copy.deepcopy(self.model) for _ in range(config.nodes - 1)]
-        self.optimizers = [self.optimizer] + [
-            make_optimizer(replica.parameters(), config) for replica in self.replicas[1:]
-        ]
-        self.node_clock = [0.0] * config.nodes
-        self.pending: list[_Pending] = []
-        self.epoch_losses: list[float] = []
+    def __init__(self, cluster: Cluster, seed: int) -> None:
+        super().__init__(cluster, seed)
+        epoch = self.workload.train_size / self.config.global_batch
+        self.schedule = SkipSchedule.from_options(self.config.options, epoch)
+        self.pending: list[PendingSync] = []
         self.epoch = 0
+        self.epoch_loss = torch.zeros(2, dtype=torch.float64)  # (Σ replica losses, count) this epoch
 
-    def _node_devices(self, node: int) -> list[int]:
-        per_node = self.config.devices_per_node
-        return self.devices[node * per_node : (node + 1) * per_node]
-
-    def _local_steps(self) -> None:
-        """Every node: D·b samples, intra-node gradient all-reduce (overlapped), local update."""
-        config, hardware = self.config, self.hardware
-        x, y = self.batch(config.global_batch)
-        per_node = config.devices_per_node * config.batch_size
-        local_reduce = hardware.ring_allreduce_seconds(config.devices_per_node, spans_nodes=False)
-        losses = []
-        for node, (replica, optimizer) in enumerate(zip(self.replicas, self.optimizers, strict=True)):
-            part = slice(node * per_node, (node + 1) * per_node)
-            optimizer.zero_grad(set_to_none=True)
-            loss = self.workload.loss_fn(replica(x[part]), y[part])
-            loss.backward()
-            optimizer.step()
-            losses.append(float(loss.detach()))
-            devices = self._node_devices(node)
-            compute = hardware.compute_seconds([config.batch_size] * len(devices), devices)
-            self.node_clock[node] += hardware.overlapped_seconds(float(compute.max()), local_reduce)
-        self.epoch_losses.append(sum(losses) / len(losses))
-
-    @torch.no_grad()
-    def _send(self, batches_to_wait: int) -> None:
-        """Start the global all-reduce of parameters across the node leaders."""
-        hardware, nodes = self.hardware, self.config.nodes
-        per_param = zip(*(replica.parameters() for replica in self.replicas), strict=True)
-        sums = [torch.stack([p.detach() for p in group]).sum(0) for group in per_param]
-        network = hardware.ring_allreduce_seconds(nodes, spans_nodes=True)
-        network += hardware.transfer_seconds(spans_nodes=False)  # leader broadcasts inside its node
-        done_at = max(self.node_clock) + network
-        self.pending.append(_Pending(sums, batches_to_wait, self.iteration + batches_to_wait, done_at))
-
-    @torch.no_grad()
-    def _merge_due(self) -> None:
-        nodes = self.config.nodes
-        while self.pending and self.pending[0].merge_at <= self.iteration:
-            pending = self.pending.pop(0)
-            for node, replica in enumerate(self.replicas):
-                for param, total in zip(replica.parameters(), pending.sums, strict=True):
-                    param.copy_(merge(param, total, nodes, pending.batches_to_wait))
-                self.node_clock[node] = max(self.node_clock[node], pending.done_at)
+    def _replica_ids(self) -> list[int]:
+        return self.cluster.replicas(self.config.nodes)  # one replica per node
 
     def step(self) -> None:
         self._local_steps()
         self.iteration += 1
         self.schedule.after_local_step(self.config.nodes, self._merge_due, self._send)
-        self.clock = max(self.node_clock)
         if self.sampler.epoch > self.epoch:
             self.epoch = self.sampler.epoch
-            self.schedule.end_epoch(sum(self.epoch_losses) / len(self.epoch_losses))
-            self.epoch_losses.clear()
+            totals = self.cluster.sum_over_replicas(self.epoch_loss)
+            self.schedule.end_epoch(float(totals[0] / totals[1]))
+            self.epoch_loss.zero_()
+
+    def _local_steps(self) -> None:
+        """Every node: its D·b of the step's samples, intra-node gradient all-reduce, local update."""
+        index = self.sampler.next(self.config.global_batch)
+        per_node = self.config.devices_per_node * self.config.batch_size
+        for node, model in self.models.items():
+            local = self.cluster.gradient(model, index[node * per_node : (node + 1) * per_node], replica=node)
+            self.optimizers[node].step()
+            self.epoch_loss += torch.tensor([local.loss, 1.0], dtype=torch.float64)
+
+    @torch.no_grad()
+    def _send(self, batches_to_wait: int) -> None:
+        """Start the global all-reduce of every node's parameters across the node leaders."""
+        flats = {node: parameters_to_vector(m.parameters()).detach() for node, m in self.models.items()}
+        total = self.cluster.start_sum(flats)
+        self.pending.append(PendingSync(total, batches_to_wait, self.iteration + batches_to_wait))
+
+    @torch.no_grad()
+    def _merge_due(self) -> None:
+        while self.pending and self.pending[0].merge_at <= self.iteration:
+            sync = self.pending.pop(0)
+            total = sync.total.wait()
+            for model in self.models.values():
+                local = parameters_to_vector(model.parameters())
+                vector_to_parameters(merge(local, total, self.config.nodes, sync.batches_to_wait),
+                                     model.parameters())
+
+    def _state(self) -> dict[str, Any]:
+        return {
+            "schedule": self.schedule.state(),
+            "pending": [{"total": p.total.state(), "batches_to_wait": p.batches_to_wait,
+                         "merge_at": p.merge_at} for p in self.pending],
+            "epoch": self.epoch,
+            "epoch_loss": self.epoch_loss.clone(),
+        }
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        self.schedule.load_state(state["schedule"])
+        self.pending = [
+            PendingSync(self.cluster.restore_sum(p["total"]), int(p["batches_to_wait"]), int(p["merge_at"]))
+            for p in state["pending"]
+        ]
+        self.epoch = int(state["epoch"])
+        self.epoch_loss = state["epoch_loss"].clone()

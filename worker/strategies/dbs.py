@@ -6,20 +6,21 @@ rebalance period (default one epoch), from each worker's measured compute second
 
     r_i ← (r_i / t_i) / Σ_j (r_j / t_j),     b_i = r_i·B rounded by largest remainder
 
-Gradients are weighted by share b_i/B, which makes the sum the mean over all B samples — so the
-simulator computes one batch of B (exact without batch norm, DESIGN.md §5).
+Worker i takes the next b_i of the step's B indices; gradients weighted by share b_i/B sum to the
+mean over all B samples (one batch on the simulated backend, exact without batch norm). Every
+device learns every device's compute seconds with the gradient reduction, so all of them compute
+the same shares.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
-from predictor.types import Config
-from worker.simulated.hardware import Hardware
 from worker.strategies.base import Strategy
-from worker.workloads import Workload
+from worker.strategies.cluster import Cluster
 
 
 def rebalance_shares(shares: np.ndarray, seconds: np.ndarray) -> np.ndarray:
@@ -45,9 +46,10 @@ def integer_batches(shares: np.ndarray, total: int) -> list[int]:
 class DbsStrategy(Strategy):
     name = "dbs"
 
-    def __init__(self, config: Config, workload: Workload, hardware: Hardware, seed: int) -> None:
-        super().__init__(config, workload, hardware, seed)
-        default_period = math.ceil(workload.train_size / config.global_batch)
+    def __init__(self, cluster: Cluster, seed: int) -> None:
+        super().__init__(cluster, seed)
+        config = self.config
+        default_period = math.ceil(self.workload.train_size / config.global_batch)  # one epoch
         self.rebalance_every = int(config.options.get("rebalance_every", default_period))
         if self.rebalance_every < 1:
             raise ValueError(f"options.rebalance_every={self.rebalance_every!r} must be >= 1")
@@ -56,17 +58,21 @@ class DbsStrategy(Strategy):
         self.measured = np.zeros(config.devices)
 
     def step(self) -> None:
-        config, hardware = self.config, self.hardware
-        x, y = self.batch(config.global_batch)  # worker i takes the next b_i of these samples
-        self.optimizer.zero_grad(set_to_none=True)
-        self.workload.loss_fn(self.model(x), y).backward()
+        index = self.sampler.next(self.config.global_batch)
+        measured = self.cluster.gradient(self.model, index, replica=0, sizes=self.batches)
         self.optimizer.step()
-        compute = hardware.compute_seconds(self.batches, self.devices)
-        self.measured += compute
-        communicate = hardware.flat_allreduce_seconds(config.nodes, config.devices_per_node)
-        self.clock += hardware.overlapped_seconds(float(compute.max()), communicate)
+        self.measured += measured.compute_seconds
         self.iteration += 1
         if self.iteration % self.rebalance_every == 0:
             self.shares = rebalance_shares(self.shares, self.measured)
-            self.batches = integer_batches(self.shares, config.global_batch)
+            self.batches = integer_batches(self.shares, self.config.global_batch)
             self.measured[:] = 0.0
+
+    def _state(self) -> dict[str, Any]:
+        return {"shares": self.shares.tolist(), "batches": list(self.batches),
+                "measured": self.measured.tolist()}
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        self.shares = np.array(state["shares"], dtype=float)
+        self.batches = [int(b) for b in state["batches"]]
+        self.measured = np.array(state["measured"], dtype=float)

@@ -1,8 +1,9 @@
 """``sync``: every device computes b samples, gradients are ring all-reduced, one update (DDP).
 
-W workers × b samples with averaged gradients equal one step on W·b samples for models without
-batch norm, so the simulator computes a single batch of W·b (DESIGN.md §5). The all-reduce
-overlaps the backward pass as DDP's gradient buckets do.
+The W·b indices of a step are drawn once; device i takes slice i. Their averaged gradient is the
+gradient of the mean loss over all W·b samples (no batch norm), which is what lets the simulated
+backend compute the step as one batch (DESIGN.md §5). The all-reduce overlaps the backward pass
+as DDP's gradient buckets do (the cluster's cost model).
 """
 
 from __future__ import annotations
@@ -14,12 +15,7 @@ class SyncStrategy(Strategy):
     name = "sync"
 
     def step(self) -> None:
-        config = self.config
-        x, y = self.batch(config.batch_size * config.devices)
-        self.optimizer.zero_grad(set_to_none=True)
-        self.workload.loss_fn(self.model(x), y).backward()
+        index = self.sampler.next(self.config.global_batch)
+        self.cluster.gradient(self.model, index, replica=0)
         self.optimizer.step()
-        compute = self.hardware.compute_seconds([config.batch_size] * config.devices, self.devices)
-        communicate = self.hardware.flat_allreduce_seconds(config.nodes, config.devices_per_node)
-        self.clock += self.hardware.overlapped_seconds(float(compute.max()), communicate)
         self.iteration += 1

@@ -9,19 +9,24 @@ from collections.abc import Callable
 from worker.workloads.base import Workload
 from worker.workloads.charlm import charlm
 from worker.workloads.digits import digits_cnn, digits_mlp
+from worker.workloads.teacher import plateau_committee, teacher_classification, teacher_regression
 
 WorkloadFactory = Callable[[int], Workload]
+ALLOWLIST_ENV = "TTC_WORKLOAD_MODULES"
 
 BUILTIN: dict[str, WorkloadFactory] = {
     "digits-mlp": digits_mlp,
     "digits-cnn": digits_cnn,
     "charlm": charlm,
+    "teacher-regression": teacher_regression,
+    "teacher-classification": teacher_classification,
+    "plateau-committee": plateau_committee,
 }
 
 
 def allowed_modules() -> set[str]:
     """Modules whose factories users may name; a comma-separated environment setting."""
-    raw = os.environ.get("TTC_WORKLOAD_MODULES", "")
+    raw = os.environ.get(ALLOWLIST_ENV, "")
     return {item.strip() for item in raw.split(",") if item.strip()}
 
 
@@ -39,7 +44,7 @@ def resolve_factory(name: str | None = None, factory: str | None = None) -> Work
     if module_name not in allowed_modules():
         raise ValueError(
             f"workload.factory={factory!r}: module {module_name!r} is not allowlisted; "
-            "add it to the TTC_WORKLOAD_MODULES setting (comma-separated module names)"
+            f"add it to the {ALLOWLIST_ENV} setting (comma-separated module names)"
         )
     try:
         found = getattr(importlib.import_module(module_name), function)
@@ -55,3 +60,15 @@ def build_workload(seed: int, name: str | None = None, factory: str | None = Non
     if not isinstance(workload, Workload):
         raise ValueError(f"workload factory returned {type(workload).__name__}, expected Workload")
     return workload
+
+
+_LOADED: dict[tuple[int, str | None, str | None], Workload] = {}
+
+
+def load_workload(seed: int, name: str | None = None, factory: str | None = None) -> Workload:
+    """The workload, built once per process (drivers, device actors and probe tasks each keep
+    their own); its data is deterministic in the seed, so every process holds the same samples."""
+    key = (seed, name, factory)
+    if key not in _LOADED:
+        _LOADED[key] = build_workload(seed, name, factory)
+    return _LOADED[key]
