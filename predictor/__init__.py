@@ -3,6 +3,7 @@
 Imports numpy, scipy and optuna only (DESIGN.md §3).
 """
 
+from predictor.agreement import agree
 from predictor.search import ColdStartSearch, TargetUnreachable
 from predictor.ttc_model import predict_ttc
 from predictor.types import Budget, Config, Plan, Prediction, ProbeRequest, ProbeResult, SearchSpace
@@ -17,5 +18,6 @@ __all__ = [
     "ProbeResult",
     "SearchSpace",
     "TargetUnreachable",
+    "agree",
     "predict_ttc",
 ]

@@ -38,12 +38,11 @@ from typing import NamedTuple
 import numpy as np
 from scipy.optimize import least_squares
 
-from predictor.se_model import INTERVAL, Estimate
+from predictor.se_model import INTERVAL, Z80, Estimate
 from predictor.types import Config, ProbeResult
 
 DASO_SKIP = 4.0  # Heat's global_skip after warmup (max_global_skips 8 // 2)
 DASO_WAIT = 2  # Heat's batches_to_wait = global_skip // 2
-Z80 = 1.2816  # standard normal quantile of the 80% interval's upper end
 MIN_LOG_SIGMA = 0.03
 
 
@@ -204,7 +203,7 @@ class HeModel:
         if not usable:
             return None
         topo = Topology.of([r.config for r in usable])
-        seconds = np.array([r.seconds_per_iteration for r in usable])
+        seconds = np.array([r.steady_seconds_per_iteration for r in usable])
         params, sigma = fit_params(topo, seconds)
         log_residual = np.log(seconds / step_seconds(params, topo))
         corrections: dict[tuple, list[float]] = {}

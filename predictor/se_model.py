@@ -47,7 +47,7 @@ MIN_POINTS = 4
 INTERVAL = (10.0, 90.0)  # percentiles of the 80% interval
 DEFAULT_FAMILY = "power"  # smaller extrapolation error on real curves: docs/results/predictor.md
 FORM_SIGMA = 0.25  # log-sd of model-form error per e-fold of extrapolation (prior)
-Z80 = 1.2816
+Z80 = 1.2816  # standard normal quantile of the 80% interval's upper end (used by every model)
 
 
 @dataclass(frozen=True)

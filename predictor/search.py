@@ -1,403 +1,510 @@
-"""Omnivore's cold-start search (Hadjis et al. 2016, §5) driven through Optuna's ask/tell.
+"""Omnivore's cold start (Hadjis et al. 2016, §5) for long runs, driven through Optuna's ask/tell.
 
-Call order: ``ask()`` returns the next batch of configurations to probe (run them in parallel),
-``tell()`` each result, and repeat until ``ask()`` returns an empty list; then ``plan()``.
+Call order: ``ask()`` returns the next batch of probes (run them in parallel), ``tell()`` each
+result, and repeat until ``ask()`` returns an empty list; then ``plan()``.
 
-Stages, each a batch:
-  1. ``sync`` on all devices, μ = 0.9, a sweep over learning rates → the best rate η*;
-  2. for g = 2, 4, 8, … (``async_groups``): explicit momentum μ × {η*, η*/3}, keeping only the
-     μ whose total momentum μ + (1 − 1/g) (Mitliagkas et al. 2016) stays near the sync optimum;
-     climb to the next g only while more asynchrony pays ≥ 10%, and not at all when the HE model
-     says even sync's iteration count at g's speed could not pay 10%;
-  3. the other strategies at η*, μ = 0.9, unless the HE model predicts them ≥ 5% slower per step;
-  4. model sweep: every probed recipe over every node count and batch size, predicted by the
-     pooled TTC model (predictor.ttc_model); the best few predicted to win by ≥ 5% are probed
-     to confirm, and the rest — predicted dominated — are never run;
-  5. finalist extension (successive halving's last rung): unless its probe already reached the
-     target, the plan's config is re-probed EXTEND_FACTOR× longer, and again while it is predicted
-     to need more than EXTEND_WHEN× what that probe ran, so the plan's prediction extrapolates a
-     few-fold instead of ~25-fold (a short probe's optimism can hide how far off it is, hence
-     the unconditional first round). Stages 1–4 leave ``extension_rounds`` probes of a count
-     budget of at least EXTEND_MIN_BUDGET for it. How much the longer probe moved the
-     finalist's predicted iterations calibrates every prediction still resting on a short probe
-     (geometric mean over extensions): a short probe's extrapolation is biased the same way across
-     a study's configs (same workload, same probe length), and ranking an extended finalist
-     against uncorrected short-probe predictions would favour whichever was probed least.
-A diverged probe prunes its recipe's larger steps (higher η at the same g). Each trial reports its
-loss curve against probe time to an Optuna pruner; pruned trials are not expanded in stage 4.
-The plan keeps the baseline (sync, all devices, μ = 0.9, η*) unless a challenger wins by ≥ 5%.
-Every ranking uses a risk-aware score — the geometric blend of the predicted TTC and its 80%
-upper end (predictor.ttc_model.conservative) — so a config that looks fast only through an
-uncertain extrapolation of a short, noisy probe does not win.
+A plan is for a run hundreds of probes long, and the study's whole cost is held to
+``budget.max_overhead`` of the plan's predicted TTC (issue 11). Stages, each a batch:
+
+  1. **sweep** — the baseline's recipe (``sync``, μ = 0.9) on *one node* (the fewest the search
+     space allows: ``search.nodes``) at the middle learning
+     rate from scratch; the other rates only when the job is long enough to pay for them. One
+     node: its ring never crosses the network, so an iteration there costs a fraction of a
+     full-cluster one in cluster-seconds (a twelfth on the long scenarios' clusters), and the
+     sweep and warm-up only need a stable recipe past its transient. A job whose probes reach the
+     target before tuning can pay is *not worth tuning*: the plan is the best measured config
+     (``worth_tuning`` False).
+  2. **warm-up** — the best sweep probe is continued, its length doubling, until its curve is in
+     its slow regime (predictor.regime) and long enough to fit; its end is the fork point and its
+     curve the reference (predictor.reference_curve). Within WARMUP_SHARE of the study's budget.
+     The first forks: the baseline proper (``sync`` on all devices at the warm-up's rate) and the
+     warm-up's recipe continued on its own nodes.
+  3. **forks** from the warm-up's checkpoint, each a probe long, so each config's statistical
+     efficiency is measured where the long run spends its time: learning rate and momentum of
+     the baseline; Omnivore's asynchrony ladder (g = 2, 4, …; μ per g keeping μ + 1 − 1/g near the
+     baseline's; climb while it pays ≥ 10%); the other strategies (DASO past its warm-up epochs,
+     HSGD with SGD and LARS, DBS); then node counts and batch sizes predicted by the pooled model.
+  4. **successive halving** — the leaders' forks are continued (each rung doubles a fork) while
+     the ranking between them is in doubt or the leader's prediction extrapolates far.
+
+Every candidate must be worth its probe: its expected improvement over the incumbent plan
+(predictor.value) must exceed the probe's cluster-seconds, and the study's cost must stay within
+``max_overhead`` × the incumbent's predicted TTC, ``max_cluster_seconds`` and ``max_probes``.
+A probe is cut at the best TTC measured so far: past it, it can no longer win. A diverged probe
+prunes its recipe's larger steps. Each probe reports its loss curve to an Optuna pruner; pruned
+lineages are not continued. The plan keeps the baseline unless a challenger wins by ≥ 5% (by the
+risk-aware score of predictor.ttc_model.conservative), and says how far its prediction can be
+trusted (predictor.confidence).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import optuna
 
+from predictor.confidence import MAX_DRIFT, assess
+from predictor.lineages import Lineages, merge
 from predictor.noise_scale import total_momentum
-from predictor.ttc_model import TtcModel, conservative, recipe
+from predictor.ranking import ranking
+from predictor.reference_curve import ReferenceCurve, drift
+from predictor.regime import Regime, read_view_regime
+from predictor.run_length import with_run_length
+from predictor.trial_space import trial_distributions
+from predictor.ttc_model import ForkPoint, TtcModel, conservative, recipe
 from predictor.types import (
-    STRATEGIES,
     Budget,
+    Confidence,
     Config,
+    Phase,
     Plan,
     Prediction,
     ProbeRequest,
     ProbeResult,
     SearchSpace,
+    json_safe,
 )
+from predictor.value import expected_improvement
 
 ASYNC_MUST_PAY = 0.10
 CHANGE_MARGIN = 0.05
 BASELINE_MOMENTUM = 0.9
-MOMENTUM_SLACK = 0.1  # total momentum allowed above the sync optimum before a μ is skipped
+MOMENTUM_SLACK = 0.1  # total momentum allowed above the baseline's before a μ is skipped
 SWEEP_ROUNDS = 2
 SWEEP_WIDTH = 3  # configurations confirmed per sweep round
-PRUNER_STEPS = 100  # probe time is reported to the pruner in hundredths of the probe length
-EXTEND_WHEN = 2.0  # extend the finalist's probe while its predicted iterations exceed this × its length
-EXTEND_FACTOR = 4  # each extension probes this many times longer than the last
-EXTEND_ROUNDS = 2
-EXTEND_MIN_BUDGET = 8  # below this many probes, none is reserved for the extensions
+PRUNER_STEPS = 100  # probe progress is reported to the pruner in hundredths of the probe length
+WARMUP_SHARE = 0.4  # of the study's allowed cost, at most this much goes to the warm-up
+WARMUP_MIN_PROBES = 4  # the warm-up is at least this many probe lengths (a curve to fit)
+WARMUP_MAX_DOUBLINGS = 6
+HALVING_WIDTH = 2  # lineages continued per rung of successive halving
+HALVING_RUNGS = 4
+LARS_LR_FACTOR = 10.0  # LARS's global rate is on another scale (You et al. 2017): η*·10 is probed too
 
 
 class TargetUnreachable(RuntimeError):
-    """No probed configuration is predicted to reach the target."""
-
-
-def _trial_distributions(space: SearchSpace) -> dict[str, optuna.distributions.BaseDistribution]:
-    return {
-        "strategy": optuna.distributions.CategoricalDistribution(list(STRATEGIES)),
-        "nodes": optuna.distributions.IntDistribution(1, max(space.nodes, 1)),
-        "groups": optuna.distributions.IntDistribution(1, space.devices),
-        "batch_size": optuna.distributions.IntDistribution(1, 65536),
-        "lr": optuna.distributions.FloatDistribution(1e-6, 100.0, log=True),
-        "momentum": optuna.distributions.FloatDistribution(0.0, 0.999),
-    }
-
-
-def node_counts(space: SearchSpace) -> list[int]:
-    """1, 2, 4, … up to and including the cluster's node count."""
-    counts, n = [], 1
-    while n < space.nodes:
-        counts.append(n)
-        n *= 2
-    return counts + [space.nodes]
+    """The evidence shows no configuration can reach the target (curves level off above it)."""
 
 
 class ColdStartSearch:
     def __init__(
-        self,
-        space: SearchSpace,
-        budget: Budget,
-        target: float,
-        study: optuna.Study | None = None,
-        extension_rounds: int = EXTEND_ROUNDS,
+        self, space: SearchSpace, budget: Budget, target: float, study: optuna.Study | None = None,
     ) -> None:
         self.space = space
         self.budget = budget
-        self.extension_rounds = extension_rounds  # 0: no finalist extension (the evaluation's ablation)
-        # Probes held back from stages 1–4 for the extensions; a small budget is all cold start.
-        self._reserve = extension_rounds if budget.max_probes >= EXTEND_MIN_BUDGET else 0
-        self._short_bias: list[float] = []  # predicted iterations after / before each extension
-        self._extended: set[str] = set()  # config keys whose evidence is an extension's longer probe
         self.target = target
         self.study = study or optuna.create_study(
             direction="minimize",
             pruner=optuna.pruners.MedianPruner(n_startup_trials=4, n_warmup_steps=PRUNER_STEPS // 4),
         )
-        self.results: dict[str, ProbeResult] = {}  # the longest probe of each config, by config key
-        self.probes: list[ProbeResult] = []  # every probe run, extensions included: the cost
-        self.predictions: dict[str, Prediction] = {}
-        self.pruned: set[str] = set()
+        self.lineages = Lineages()
+        self.probes: list[ProbeResult] = []  # every segment run: the study's cost
+        self.predictions: dict[str, Prediction] = {}  # by config key, in the current epoch
+        self.pruned: set[str] = set()  # config keys
         self.model: TtcModel | None = None
-        self._fits: dict = {}  # per-probe curve fits, reused by every refit
-        self._trials: dict[str, optuna.trial.Trial] = {}
-        self._stages = self._plan_stages()
-        self._pending: dict[str, ProbeRequest] = {}  # by config key
-        self._run: set[str] = set()  # request keys already probed
-        self._extension: dict[str, int] = {}  # config key → its longest probe, in probe lengths
+        self.fork: ForkPoint | None = None
+        self.baseline: Config | None = None  # sync on all devices: what a challenger must beat by 5%
+        self.warmup_config: Config | None = None  # the sweep's best recipe on one node
+        self.worth_tuning_reason = ""
+        self._fits: dict = {}
+        self._trials: dict[str, optuna.trial.Trial] = {}  # by probe key
+        self._pending: dict[str, ProbeRequest] = {}  # by probe key
+        self._asked: set[str] = set()
+        self._diverged: list[Config] = []
+        self._unsettled: set[str] = set()  # warm-up segments asked before its curve settled
         self._done = False
-        self.baseline: Config | None = None
+        self._stages = self._plan_stages()
 
     # -- ask / tell ----------------------------------------------------------------------------
     def ask(self) -> list[ProbeRequest]:
         """The next batch to probe; empty when the search is over (or the budget is spent)."""
         if self._pending or self._done:
             return []
-        for batch in self._stages:  # a stage the budget cannot pay for is skipped, not the rest
-            fresh = list({r.key: r for r in batch if r.key not in self._run}.values())
-            fresh = fresh[: self._probes_left(max(r.extension for r in fresh))] if fresh else []
+        for batch in self._stages:
+            unique = {r.key: r for r in batch if r.key not in self._asked}
+            fresh = self._affordable(list(unique.values()))
             if fresh:
-                self._pending = {r.config.key(): r for r in fresh}
                 for request in fresh:
-                    self._run.add(request.key)
-                    self._trials[request.config.key()] = self._record(request)
+                    self._asked.add(request.key)
+                    self._pending[request.key] = request
+                    self._trials[request.key] = self._record(request)
                 return fresh
         self._done = True
         return []
 
-    def _request(self, config: Config, extension: int = 1) -> ProbeRequest:
-        budget = self.budget
-        return ProbeRequest(config, budget.probe_seconds * extension, budget.probe_max_iterations * extension,
-                            extension)
-
-    def _probes_left(self, extension: int = 1) -> int:
-        """Probes of ``extension``× the probe length that the count and cluster-seconds budgets allow."""
-        left = self.budget.max_probes - len(self.probes) - (self._reserve if extension == 1 else 0)
-        if self.budget.max_cluster_seconds is not None:
-            per_probe = self.budget.probe_seconds * extension
-            left = min(left, int((self.budget.max_cluster_seconds - self.cluster_seconds()) // per_probe))
-        return max(left, 0)
-
     def tell(self, result: ProbeResult) -> None:
-        key = result.config.key()
+        key = result.probe_key
         request = self._pending.pop(key, None)
         self.probes.append(result)
-        extended = request is not None and request.extension > 1
-        before = self.model.predict(result.config) if extended and self.model else None
-        if not (extended and result.error):  # a failed extension keeps the shorter probe's evidence
-            self.results[key] = result
-            if extended:
-                self._extended.add(key)
+        self.lineages.add(result, starts_epoch=self.fork is not None and result.parent == self.fork.key)
+        if result.diverged:
+            self._diverged.append(result.config)
         self._refit()
-        after = self.model.predict(result.config) if before is not None and self.model else None
-        if before is not None and after is not None and all(
-            0 < p.iterations < math.inf for p in (before, after)
-        ):
-            self._short_bias.append(after.iterations / before.iterations)
-            self._refit()
-        prediction = self.predictions.get(key)
-        trial = self._trials.pop(key, None) or self._record(self._request(result.config))
+        trial = self._trials.pop(key, None) or self._record(request or self._scratch(result.config))
         trial.set_user_attr("final_loss", result.final_loss)
         trial.set_user_attr("reached_iteration", result.reached_iteration)
+        prediction = self.predictions.get(result.config.key())
         if result.diverged or result.error or prediction is None:
-            trial.set_user_attr("prune_reason", result.error or ("diverged" if result.diverged else "no fit"))
-            self.pruned.add(key)
+            reason = result.error or ("diverged" if result.diverged else "its curve supports no prediction")
+            trial.set_user_attr("prune_reason", reason)
+            self.pruned.add(result.config.key())
             self.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
             return
-        if not extended and self._report_curve(trial, result):
-            trial.set_user_attr("prune_reason", "pruner: loss behind the median at equal probe time")
-            self.pruned.add(key)
-        self.study.tell(trial, min(prediction.ttc_seconds, 1e300))
-
-    def _report_curve(self, trial: optuna.trial.Trial, result: ProbeResult) -> bool:
-        """Report loss against probe time (Optuna's pruner over probe length); True when pruned."""
-        length = max(self.budget.probe_seconds, 1e-12)
-        pruned, reported = False, set()
-        for _, seconds, loss in result.curve:
-            step = min(int(PRUNER_STEPS * seconds / length), PRUNER_STEPS)
-            if not math.isfinite(loss) or step in reported:
-                continue  # Optuna keeps one value per step
-            reported.add(step)
-            trial.report(loss, step)
-            pruned = pruned or trial.should_prune()
-        return pruned
-
-    def _refit(self) -> None:
-        self.model = TtcModel(list(self.results.values()), self.target, self._fits)
-        self.predictions = {}
-        for key, result in self.results.items():
-            prediction = self.predict(result.config)
-            if prediction is not None and not result.diverged:
-                self.predictions[key] = prediction
-
-    def predict(self, config: Config) -> Prediction | None:
-        """The model's prediction; one resting on a short probe is calibrated by the extensions:
-        moved by their geometric-mean shift, its interval widened by their largest shift (how
-        wrong a short probe has been in this study), so ranking prefers what was measured longer."""
-        prediction = self.model.predict(config) if self.model is not None else None
-        if prediction is None or not self._short_bias or config.key() in self._extended:
-            return prediction
-        shifts = [math.log(b) for b in self._short_bias]
-        spread = math.exp(max(abs(s) for s in shifts))
-        moved = prediction.scaled(math.exp(sum(shifts) / len(shifts)))
-        return dataclasses.replace(moved, ttc_low=moved.ttc_low / spread, ttc_high=moved.ttc_high * spread)
+        trial.set_user_attr("score", json_safe(conservative(prediction)))
+        if self._report_curve(trial, result):
+            trial.set_user_attr("prune_reason", "pruner: loss behind the median at equal probe progress")
+            self.pruned.add(result.config.key())
+        self.study.tell(trial, min(conservative(prediction), 1e300))
 
     def stop(self) -> None:
         """End the search early (deadline or cancel); ``plan()`` uses what was measured."""
         self._done = True
+
+    # -- bookkeeping -----------------------------------------------------------------------------
+    def _origin(self) -> str | None:
+        return self.fork.key if self.fork else None
+
+    def views(self) -> dict[str, ProbeResult]:
+        """Config key → its merged lineage in the current epoch."""
+        return self.lineages.views(self._origin())
+
+    def _refit(self) -> None:
+        views = self.views()
+        self.model = TtcModel(list(views.values()), self.target, self._fits, self.fork, self.probes)
+        self.predictions = {}
+        for key, view in views.items():
+            prediction = self.model.predict(view.config)
+            if prediction is not None and not view.diverged:
+                self.predictions[key] = prediction
+
+    def predict(self, config: Config) -> Prediction | None:
+        return self.model.predict(config) if self.model is not None else None
+
+    def cluster_seconds(self) -> float:
+        """Probe seconds × the share of the cluster's devices each probe occupied (DESIGN.md §7)."""
+        return self._cost_of(self.probes)
+
+    def _cost_of(self, probes: Iterable[ProbeResult]) -> float:
+        return sum(r.seconds * r.config.devices / self.space.devices for r in probes)
 
     def _record(self, request: ProbeRequest) -> optuna.trial.Trial:
         config = request.config
         params = {
             "strategy": config.strategy, "nodes": config.nodes, "groups": config.groups,
             "batch_size": config.batch_size, "lr": config.lr, "momentum": config.momentum,
+            "optimizer": config.optimizer,
         }
         self.study.enqueue_trial(params, skip_if_exists=False)
-        trial = self.study.ask(_trial_distributions(self.space))
+        trial = self.study.ask(trial_distributions(self.space))
         trial.set_user_attr("config", config.to_dict())
-        trial.set_user_attr("extension", request.extension)
+        trial.set_user_attr("probe_key", request.key)
+        trial.set_user_attr("parent", request.parent)
         return trial
 
+    def _report_curve(self, trial: optuna.trial.Trial, result: ProbeResult) -> bool:
+        """Loss against progress through the probe (Optuna's pruner over probe length); True when
+        pruned. Only a fork or a probe from scratch is compared: they start level."""
+        if result.parent is not None and (self.fork is None or result.parent != self.fork.key):
+            return False
+        length = max(self.budget.probe_max_iterations, 1)
+        pruned, reported = False, set()
+        for k, _, loss in result.curve:
+            step = min(int(PRUNER_STEPS * (k - result.start_iteration) / length), PRUNER_STEPS)
+            if not math.isfinite(loss) or step in reported or step < 0:
+                continue  # Optuna keeps one value per step
+            reported.add(step)
+            trial.report(loss, step)
+            pruned = pruned or trial.should_prune()
+        return pruned
+
+    # -- budget -------------------------------------------------------------------------------------
+    def best_measured_ttc(self) -> float:
+        reached = [r.reached_seconds for r in self.probes if r.reached_seconds is not None]
+        return min(reached, default=math.inf)
+
+    def incumbent_ttc(self) -> float:
+        """The plan's predicted TTC now (the best measured one when lower)."""
+        key = self._choice()
+        predicted = self.predictions[key].ttc_seconds if key else math.inf
+        return min(predicted, self.best_measured_ttc())
+
+    def supported_ttc(self) -> float:
+        """The incumbent's TTC where the evidence supports a number (else the best measured one):
+        an extrapolation of a transient is optimistic many-fold and must not size the budget."""
+        key = self._choice()
+        supported = key is not None and self.confidence_of(key).supported
+        return min(self.predictions[key].ttc_seconds if supported else math.inf, self.best_measured_ttc())
+
+    def allowed_cost(self) -> float:
+        """Cluster-seconds the whole study may spend now: its overhead share of the incumbent's
+        supported TTC, else of its point prediction (a transient's extrapolation is optimistic, so
+        the budget errs small), else no share (nothing is predicted yet)."""
+        ttc = self.supported_ttc()
+        allowed = self.budget.max_overhead * (ttc if math.isfinite(ttc) else self.incumbent_ttc())
+        if self.budget.max_cluster_seconds is not None:
+            allowed = min(allowed, self.budget.max_cluster_seconds)
+        return allowed if math.isfinite(allowed) else (self.budget.max_cluster_seconds or math.inf)
+
+    def _probe_cost(self, request: ProbeRequest) -> float:
+        """Expected cluster-seconds of a probe: its iterations at the predicted speed, capped."""
+        speed = self.model.speed(request.config) if self.model is not None else None
+        seconds = request.seconds
+        if speed is not None and math.isfinite(speed.value):
+            seconds = min(seconds, speed.value * request.max_iterations)
+        return seconds * request.config.devices / self.space.devices
+
+    def _affordable(self, requests: list[ProbeRequest]) -> list[ProbeRequest]:
+        """The batch trimmed to the probe count and the cost the study may still spend (a warm-up
+        segment before its curve settles answers to the hard caps only: nothing sizes the run yet)."""
+        left = self.budget.max_probes - len(self.probes)
+        spent = self.cluster_seconds()
+        cap = self.budget.max_cluster_seconds if self.budget.max_cluster_seconds is not None else math.inf
+        room = self.allowed_cost() - spent
+        kept = []
+        for request in requests:
+            cost = self._probe_cost(request)
+            limit = cap - spent if request.key in self._unsettled else room
+            if len(kept) >= left or cost > limit:
+                continue
+            kept.append(request)
+            room -= cost
+            spent += cost
+        return kept
+
+    def _worth(self, configs: list[Config], length: int) -> list[Config]:
+        """The candidates whose expected improvement beats their probe's cost, best value first."""
+        incumbent = self.incumbent_ttc()
+        scored = []
+        for config in configs:
+            if self._excluded(config):
+                continue
+            gain = expected_improvement(incumbent, self.predict(config))
+            cost = self._probe_cost(self._request(config, length, self._origin()))
+            if gain > cost:
+                scored.append((-(gain / max(cost, 1e-300)), config.key(), config))
+        return [config for *_, config in sorted(scored)]
+
+    def _excluded(self, config: Config) -> bool:
+        """A larger step of a diverged recipe, or a config outside the cluster."""
+        if config.nodes > self.space.nodes or config.devices_per_node > self.space.devices_per_node:
+            return True
+        return any(
+            recipe(config)[:2] == recipe(d)[:2] and config.momentum >= d.momentum and config.lr >= d.lr
+            and config.optimizer == d.optimizer for d in self._diverged
+        )
+
+    # -- requests ------------------------------------------------------------------------------------
+    def _request(self, config: Config, length: int, parent: str | None, start: int = 0) -> ProbeRequest:
+        """A probe of ``length`` iterations, cut at the best TTC measured so far (it cannot win past it)."""
+        segment = self.lineages.segments.get(parent) if parent else None
+        start_seconds = segment.end_seconds if segment else 0.0
+        seconds = self.budget.probe_seconds * max(length / self.budget.probe_max_iterations, 1.0)
+        best = self.best_measured_ttc()
+        if math.isfinite(best):
+            seconds = min(seconds, max(best - start_seconds, 0.0) * 1.0001)
+        return ProbeRequest(config, seconds, length, parent, start)
+
+    def _scratch(self, config: Config) -> ProbeRequest:
+        return self._request(config, self.budget.probe_max_iterations, None)
+
+    def _fork(self, config: Config, length: int | None = None) -> ProbeRequest:
+        assert self.fork is not None
+        return self._request(config, length or self.budget.probe_max_iterations, self.fork.key,
+                             self.fork.iteration)
+
+    def _continue(self, tip: ProbeResult, length: int) -> ProbeRequest:
+        return self._request(tip.config, length, tip.probe_key, tip.end_iteration)
+
     # -- the stages ------------------------------------------------------------------------------
-    def _ttc(self, config: Config) -> float:
-        """Risk-aware score (point blended with the 80% upper end) that every decision ranks by."""
+    def _plan_stages(self) -> Iterator[list[ProbeRequest]]:
+        space = self.space
+        sizes = sorted(space.batch_sizes)
+        lrs = sorted(space.learning_rates)
+        middle = Config("sync", space.node_counts()[0], space.devices_per_node,
+                        batch_size=sizes[len(sizes) // 2], lr=lrs[len(lrs) // 2], momentum=BASELINE_MOMENTUM)
+        # 1. sweep: the middle rate first; the others only if the job turns out long enough
+        yield [self._scratch(middle)]
+        if self._short_job():
+            return
+        yield [self._scratch(middle.replace(lr=lr)) for lr in lrs if lr != middle.lr]
+        if self._short_job():
+            return
+        alive = [v for v in self.lineages.views(None).values() if not v.diverged and not v.error]
+        if not alive:
+            return
+        # equal-length probes of one recipe from scratch: the lowest loss warms up best
+        best = min(alive, key=lambda v: v.final_loss)
+        self.warmup_config = best.config
+        self.baseline = best.config.replace(nodes=space.node_counts()[-1])
+        # 2. warm-up
+        yield from self._warm_up(best)
+        if self._short_job() or self.fork is None:
+            return
+        # 3. forks
+        yield from self._fork_stages()
+        # 4. successive halving
+        yield from self._halving()
+
+    def _short_job(self) -> bool:
+        """True (and the search ends) when a probe reached the target and tuning cannot pay: the
+        study has already spent what ``max_overhead`` of that run allows."""
+        best = self.best_measured_ttc()
+        if not math.isfinite(best):
+            return False
+        spent, allowed = self.cluster_seconds(), self.budget.max_overhead * best
+        if spent < allowed:
+            return False
+        self.worth_tuning_reason = (
+            f"a probe reached the target in {best:.4g} s; the {len(self.probes)} probes already cost "
+            f"{spent:.4g} cluster-seconds ({spent / best:.2g}× that run), more than the "
+            f"{self.budget.max_overhead:.0%} tuning may spend")
+        self._done = True
+        return True
+
+    def _best(self, views: list[ProbeResult]) -> ProbeResult | None:
+        """Lowest score; when none is predicted, the lowest final loss that did not diverge."""
+        alive = [v for v in views if not v.diverged and not v.error]
+        scored = [v for v in alive if math.isfinite(self._score(v.config))]
+        if scored:
+            return min(scored, key=lambda v: self._score(v.config))
+        return min(alive, key=lambda v: v.final_loss) if alive else None
+
+    def _score(self, config: Config) -> float:
         prediction = self.predictions.get(config.key())
         return conservative(prediction) if prediction else math.inf
 
-    def _point(self, config: Config) -> float:
-        prediction = self.predictions.get(config.key())
-        return prediction.ttc_seconds if prediction else math.inf
-
-    def _best(self, configs: list[Config]) -> Config | None:
-        """Lowest predicted TTC; when none is predicted, the lowest final loss that did not diverge."""
-        probed = [c for c in configs if c.key() in self.results]
-        finite = [c for c in probed if math.isfinite(self._ttc(c))]
-        if finite:
-            return min(finite, key=self._ttc)
-        alive = [c for c in probed if not self.results[c.key()].diverged]
-        return min(alive, key=lambda c: self.results[c.key()].final_loss) if alive else None
-
-    def _predicted_speed(self, config: Config) -> float:
-        speed = self.model.speed(config) if self.model is not None else None
-        return speed.value if speed is not None else math.inf
-
-    def _plan_stages(self) -> Iterator[list[ProbeRequest]]:
-        for configs in self._cold_start():
-            yield [self._request(c) for c in configs]
-        yield from self._extend_finalist()
-
-    def _cold_start(self) -> Iterator[list[Config]]:
-        """Stages 1–4 (module docstring), each a batch of configs probed at the budget's length."""
-        space = self.space
-        sizes = sorted(space.batch_sizes)
-        base_batch = sizes[len(sizes) // 2]
-
-        def config(strategy: str, **kw: float) -> Config:
-            return Config(strategy, space.nodes, space.devices_per_node, **{"batch_size": base_batch, **kw})
-
-        # 1. the learning rate, on the baseline strategy
-        sweep = [config("sync", lr=lr, momentum=BASELINE_MOMENTUM) for lr in sorted(space.learning_rates)]
-        yield sweep
-        best = self._best(sweep)
-        if best is None:
-            return
-        self.baseline = best
-        best_lr = best.lr
-        sync_steps = self.predictions[best.key()].iterations if best.key() in self.predictions else None
-        # 2. the asynchrony ladder
-        if "async_groups" in space.strategies:
-            yield from self._async_ladder(config, best, best_lr, sync_steps)
-        # 3. the other strategies, unless the HE model shows them dominated per step
-        others = [
-            config(s, lr=best_lr, momentum=BASELINE_MOMENTUM)
-            for s in space.strategies
-            if s not in ("sync", "async_groups")
-        ]
-        reference = self._predicted_speed(best)
-        kept = [c for c in others if self._predicted_speed(c) < (1 + CHANGE_MARGIN) * reference]
-        if kept:
-            yield kept
-        # 4. node counts and batch sizes, predicted by the pooled model; confirm only likely winners
-        for _ in range(SWEEP_ROUNDS):
-            incumbent = self._best([self._config_of(k) for k in self.results if k not in self.pruned])
-            if incumbent is None:
+    def _warm_up(self, tip: ProbeResult) -> Iterator[list[ProbeRequest]]:
+        """Stage 2: continue ``tip``'s lineage, doubling, until its curve has settled into its slow
+        regime (steady, and its extrapolation held still as its evidence doubled) and is long
+        enough to fit. Until it settles nothing can size the overhead budget (a transient's
+        extrapolation is optimistic many-fold), so only the hard caps and WARMUP_MAX_DOUBLINGS
+        bound it: a job whose warm-up reaches the target was too short to tune, at the cost of
+        about one run of its baseline."""
+        length = self.budget.probe_max_iterations
+        key = tip.config.key()
+        for _ in range(WARMUP_MAX_DOUBLINGS):
+            view = merge(self.lineages.chain_of(None, key))
+            if view.reached_iteration is not None or view.diverged or view.error:
                 return
-            challengers = self._sweep_candidates(self._ttc(incumbent))
+            settled = read_view_regime(view).regime is Regime.STEADY and (
+                self._drift(view) <= MAX_DRIFT)
+            if settled and view.end_iteration >= WARMUP_MIN_PROBES * length:
+                break
+            segment = self._continue(self.lineages.tip(None, key), view.end_iteration)
+            cost = self._probe_cost(segment) + self._cost_of(r for r in self.probes if r.config.key() == key)
+            if settled and cost > WARMUP_SHARE * self.allowed_cost():
+                break
+            if not settled:
+                self._unsettled.add(segment.key)
+            yield [segment]
+            if self._short_job():
+                return
+        view = merge(self.lineages.chain_of(None, key))
+        if view.reached_iteration is not None or view.diverged or len(self.probes) >= self.budget.max_probes:
+            return
+        reference = ReferenceCurve.fit(view.curve, self.target)
+        if reference is None:
+            return
+        last = self.lineages.tip(None, key)
+        self.fork = ForkPoint(reference, last.end_iteration, last.end_seconds, last.probe_key)
+        self._refit()
+
+    def _fork_stages(self) -> Iterator[list[ProbeRequest]]:
+        """Stage 3 (module docstring): candidates forked from the warm-up, each worth its probe."""
+        assert self.baseline is not None and self.fork is not None
+        base, space = self.baseline, self.space
+        length = self.budget.probe_max_iterations
+        # the baseline (the warm-up's recipe on every node) and the warm-up's recipe continued as it
+        # is, on its own nodes: on a slow network that may be the fastest run of all
+        first = [self._request(base, length, self.fork.key, self.fork.iteration)]
+        if self.warmup_config is not None and self.warmup_config.key() != base.key():
+            first.append(self._fork(self.warmup_config))
+        yield first
+        # then the baseline's learning rate and momentum
+        steps = [base.replace(lr=lr) for lr in space.learning_rates if lr != base.lr]
+        steps += [base.replace(momentum=mu) for mu in space.momenta if mu != base.momentum]
+        yield [self._fork(c) for c in self._worth(steps, length)]
+        incumbent = self._leader() or base
+        if "async_groups" in space.strategies:
+            yield from self._async_ladder(incumbent, length)
+        incumbent = self._leader() or base
+        others = []
+        for strategy in space.strategies:
+            if strategy in ("sync", "async_groups"):
+                continue
+            options = {"warmup_epochs": 0} if strategy == "daso" else {}  # the model is warmed up
+            others.append(incumbent.replace(strategy=strategy, groups=1, options=options))
+            if strategy == "hsgd":
+                others.append(others[-1].replace(optimizer="lars", lr=incumbent.lr * LARS_LR_FACTOR))
+        yield [self._fork(c) for c in self._worth(others, length)]
+        for _ in range(SWEEP_ROUNDS):
+            challengers = self._worth(self._sweep_candidates(), length)[:SWEEP_WIDTH]
             if not challengers:
                 return
-            yield challengers[:SWEEP_WIDTH]
+            yield [self._fork(c) for c in challengers]
 
-    def _extend_finalist(self) -> Iterator[list[ProbeRequest]]:
-        """Stage 5: re-probe the plan's config longer while its prediction extrapolates far."""
-        self._reserve = 0
-        for round_ in range(self.extension_rounds):
-            key = self._choice()
-            if key is None:
-                return
-            result, prediction = self.results[key], self.predictions[key]
-            far = prediction.iterations > EXTEND_WHEN * result.iterations
-            if result.reached_iteration is not None or not (far or round_ == 0):
-                return
-            self._extension[key] = self._extension.get(key, 1) * EXTEND_FACTOR
-            yield [self._request(result.config, self._extension[key])]
-
-    def _async_ladder(self, config, best: Config, best_lr: float, sync_steps: float | None):  # type: ignore[no-untyped-def]
-        incumbent = self._ttc(best)
+    def _async_ladder(self, incumbent: Config, length: int) -> Iterator[list[ProbeRequest]]:
+        """Omnivore's g ladder at the fork point: μ per g, climbing while more asynchrony pays."""
+        best_ttc = self._score(incumbent)
         for g in self.space.group_counts():
             if g == 1:
                 continue
-            probe_g = config("async_groups", groups=g, lr=best_lr, momentum=0.0)
-            if sync_steps is not None and math.isfinite(incumbent):
-                # Asynchrony never needs fewer iterations than sync; if even that cannot pay, stop.
-                bound = self._predicted_speed(probe_g) * sync_steps
-                if not bound < (1 - ASYNC_MUST_PAY) * incumbent:
-                    return
-            momenta = sorted(space_m for space_m in self.space.momenta
-                             if total_momentum(space_m, g) <= BASELINE_MOMENTUM + MOMENTUM_SLACK)
+            ceiling = incumbent.momentum + MOMENTUM_SLACK
+            momenta = [mu for mu in self.space.momenta if total_momentum(mu, g) <= ceiling]
             momenta = momenta or [min(self.space.momenta)]
-            grid = [config("async_groups", groups=g, lr=lr, momentum=mu)
-                    for mu in momenta for lr in (best_lr, best_lr / 3)]
-            yield grid
-            g_best = self._best(grid)
-            g_ttc = self._ttc(g_best) if g_best else math.inf
-            if not g_ttc < (1 - ASYNC_MUST_PAY) * incumbent:
+            grid = [incumbent.replace(strategy="async_groups", groups=g, lr=lr, momentum=mu, options={})
+                    for mu in momenta for lr in (incumbent.lr, incumbent.lr / 3)]
+            worth = self._worth(grid, length)
+            if not worth:
                 return
-            incumbent = g_ttc
+            yield [self._fork(c) for c in worth]
+            g_best = min((self._score(c) for c in grid), default=math.inf)
+            if not g_best < (1 - ASYNC_MUST_PAY) * best_ttc:
+                return
+            best_ttc = g_best
 
-    def _config_of(self, key: str) -> Config:
-        return self.results[key].config
-
-    def _sweep_candidates(self, incumbent_ttc: float) -> list[Config]:
-        """Unprobed node-count × batch-size variants of every live recipe predicted to win by ≥ 5%."""
-        if self.model is None:
-            return []
-        recipes = {
-            recipe(r.config): r.config for k, r in self.results.items()
-            if k in self.predictions and k not in self.pruned
-        }
+    def _sweep_candidates(self) -> list[Config]:
+        """Unprobed node-count × batch-size variants of every live forked recipe."""
+        views = self.views()
+        live = {recipe(v.config): v.config for k, v in views.items()
+                if k in self.predictions and k not in self.pruned}
         candidates = {}
-        for base in recipes.values():
-            for nodes in node_counts(self.space):
+        for base in live.values():
+            for nodes in self.space.node_counts():
                 for batch in self.space.batch_sizes:
-                    devices = nodes * base.devices_per_node
-                    if base.groups > 1 and devices % base.groups:
+                    if base.groups > 1 and (nodes * base.devices_per_node) % base.groups:
                         continue
                     candidate = base.replace(nodes=nodes, batch_size=batch)
-                    if candidate.key() not in self.results:
+                    if candidate.key() not in views:
                         candidates[candidate.key()] = candidate
-        configs = list(candidates.values())
-        ttc = self.model.score_many(configs)
-        ranked = sorted(
-            (t, i) for i, t in enumerate(ttc) if t < (1 - CHANGE_MARGIN) * incumbent_ttc
-        )
-        return [configs[i] for _, i in ranked]
+        return list(candidates.values())
 
-    # -- the answer -----------------------------------------------------------------------------
-    def plan(self, study_id: str) -> Plan:
-        """The best probed configuration and its prediction; raises TargetUnreachable when none."""
-        best_key = self._choice()
-        if best_key is None:
-            raise TargetUnreachable(
-                f"none of {len(self.results)} probes is predicted to reach target loss {self.target}"
-            )
-        baseline = self.baseline or self.results[best_key].config
-        best = self.results[best_key]
-        supporting = [
-            key for key, r in self.results.items()
-            if key != best_key and recipe(r.config) == recipe(best.config)
-        ]
-        evidence = [best_key] + ([baseline.key()] if baseline.key() != best_key else []) + supporting
-        return Plan(
-            study_id=study_id,
-            config=best.config,
-            predicted=self.predictions[best_key],
-            baseline_config=baseline,
-            baseline_predicted_ttc_seconds=self._point(baseline),
-            probe_count=len(self.probes),
-            probe_cluster_seconds=self.cluster_seconds(),
-            evidence=evidence,
-        )
+    def _leader(self) -> Config | None:
+        key = self._choice()
+        return self.views()[key].config if key else None
 
+    def _halving(self) -> Iterator[list[ProbeRequest]]:
+        """Stage 4: continue the leaders' forks (doubling) while the ranking or the leader's
+        prediction still depends on it."""
+        for _ in range(HALVING_RUNGS):
+            views = self.views()
+            ranked = sorted((self._score(v.config), k) for k, v in views.items()
+                            if k in self.predictions and k not in self.pruned and v.reached_iteration is None)
+            leaders = [k for score, k in ranked if math.isfinite(score)][:HALVING_WIDTH]
+            if not leaders:
+                return
+            top = self.predictions[leaders[0]]
+            contested = len(leaders) > 1 and self.predictions[leaders[1]].ttc_low < top.ttc_high
+            if not contested and assess(top, False, None).level in ("high", "medium"):
+                return
+            chosen = leaders if contested else leaders[:1]
+            yield [self._continue(self.lineages.tip(self._origin(), k),
+                                  max(views[k].end_iteration - (self.fork.iteration if self.fork else 0), 1))
+                   for k in chosen]
+
+    # -- the answer -----------------------------------------------------------------------------------
     def _choice(self) -> str | None:
         """The plan's config key: the best risk-aware score, unless the baseline is within 5%."""
-        # Rank by the risk-aware score; a config whose 80% interval is unbounded above may never
-        # converge, so it is trusted (by its point estimate) only when nothing else is predicted.
         scored = [(conservative(p), key) for key, p in self.predictions.items()]
         scored = [(t, key) for t, key in scored if math.isfinite(t)] or [
             (p.ttc_seconds, key) for key, p in self.predictions.items() if math.isfinite(p.ttc_seconds)
@@ -405,18 +512,88 @@ class ColdStartSearch:
         if not scored:
             return None
         _, best_key = min(scored)
-        baseline = self.baseline or self.results[best_key].config
-        baseline_ttc = self._point(baseline)
-        challenger = self.predictions[best_key]
-        baseline_score = self._ttc(baseline)
-        wins = challenger.ttc_seconds <= (1 - CHANGE_MARGIN) * baseline_ttc and (
-            not math.isfinite(baseline_score)
-            or conservative(challenger) <= (1 - CHANGE_MARGIN) * baseline_score
+        baseline = self.baseline.key() if self.baseline else None
+        if baseline is None or baseline not in self.predictions or baseline == best_key:
+            return best_key
+        challenger, incumbent = self.predictions[best_key], self.predictions[baseline]
+        wins = challenger.ttc_seconds <= (1 - CHANGE_MARGIN) * incumbent.ttc_seconds and (
+            not math.isfinite(conservative(incumbent))
+            or conservative(challenger) <= (1 - CHANGE_MARGIN) * conservative(incumbent)
         )
-        if math.isfinite(baseline_ttc) and baseline.key() in self.predictions and not wins:
-            return baseline.key()
-        return best_key
+        return best_key if wins or not math.isfinite(incumbent.ttc_seconds) else baseline
 
-    def cluster_seconds(self) -> float:
-        """Probe seconds × the share of the cluster's devices each probe occupied (DESIGN.md §7)."""
-        return sum(r.seconds * r.config.devices / self.space.devices for r in self.probes)
+    def plan(self, study_id: str) -> Plan:
+        """The plan; raises TargetUnreachable only when the curves show the target is out of reach."""
+        if self.fork is not None and not self.views():  # the budget ended before any fork ran
+            self.fork = None
+            self._refit()
+        views = self.views()
+        key = self._choice()
+        if key is None:
+            return self._plan_without_prediction(study_id, views)
+        view, prediction = views[key], self.predictions[key]
+        forked = (self.fork is not None and view.parent == self.fork.key
+                  and view.config.key() != self._warmup_key())
+        warmup = (Phase(self.warmup_config, self.fork.iteration)
+                  if forked and self.warmup_config and self.fork else None)
+        baseline = self.baseline or view.config
+        base_prediction = self.predictions.get(baseline.key())
+        confidence = self.confidence_of(key)
+        return Plan(
+            study_id=study_id, config=with_run_length(view.config, prediction, warmup, confidence),
+            predicted=prediction,
+            baseline_config=baseline,
+            baseline_predicted_ttc_seconds=base_prediction.ttc_seconds if base_prediction else math.inf,
+            probe_count=len(self.probes), probe_cluster_seconds=self.cluster_seconds(),
+            evidence=[s.probe_key for s in self.probes if s.config.key() == key],
+            warmup=warmup,
+            worth_tuning=not self.worth_tuning_reason, worth_tuning_reason=self.worth_tuning_reason,
+            confidence=confidence,
+            ranking=[row.to_dict() for row in ranking(self, key)],
+        )
+
+    def confidence_of(self, key: str) -> Confidence:
+        """Confidence of the current prediction for ``key``. A fork's curve shape is the warm-up's
+        reference, so its regime is read there; a probe from scratch is read on its own curve."""
+        view, prediction = self.views()[key], self.predictions[key]
+        source = view
+        if self.fork is not None and view.parent == self.fork.key and self.warmup_config is not None:
+            source = merge(self.lineages.chain_of(None, self.warmup_config.key()))
+        reached = view.reached_iteration is not None
+        moved = 1.0 if reached else self._drift(source)
+        return assess(prediction, reached, read_view_regime(source), moved)
+
+    def _drift(self, view: ProbeResult) -> float:
+        """predictor.reference_curve.drift of a lineage's curve, cached by its length."""
+        key = f"drift:{view.config.key()}#{view.start_iteration}+{view.iterations}"
+        if key not in self._fits:
+            self._fits[key] = drift(view.curve, self.target)
+        return self._fits[key]
+
+    def _warmup_key(self) -> str | None:
+        return self.warmup_config.key() if self.warmup_config else None
+
+    def _plan_without_prediction(self, study_id: str, views: dict[str, ProbeResult]) -> Plan:
+        """No config is predicted to reach the target: unreachable only when every live curve has
+        levelled off above it; otherwise the best measured config, with no number."""
+        alive = [v for v in views.values() if not v.diverged and not v.error]
+        if not alive:
+            raise TargetUnreachable(f"every one of {len(self.probes)} probes diverged or failed")
+        levelled = [v for v in alive if self.model and v.config.key() in self.model.out_of_reach
+                    and read_view_regime(v).regime is Regime.FLAT]
+        if len(levelled) == len(alive):
+            raise TargetUnreachable(
+                f"none of {len(alive)} probed configs can reach target loss {self.target}: every curve "
+                "has levelled off above it")
+        best = min(alive, key=lambda v: v.final_loss)
+        reading = read_view_regime(best)
+        nothing = Prediction(math.inf, 0.0, math.inf, best.steady_seconds_per_iteration, math.inf,
+                             float(best.end_iteration))
+        plan = Plan(study_id=study_id, config=best.config, predicted=nothing,
+                    baseline_config=self.baseline or best.config, baseline_predicted_ttc_seconds=math.inf,
+                    probe_count=len(self.probes), probe_cluster_seconds=self.cluster_seconds(),
+                    evidence=[best.probe_key], worth_tuning=not self.worth_tuning_reason,
+                    worth_tuning_reason=self.worth_tuning_reason)
+        plan.confidence = assess(None, False, reading)
+        return plan
+

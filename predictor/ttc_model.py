@@ -15,18 +15,26 @@ its own class), carried over
 
 Each carry widens the 80% interval: TRANSFER_SIGMA for a batch change, LR_SIGMA per e-fold of
 η_eff (priors, not fitted to an evaluation's ground truth).
+
+Two epochs. Before a warm-up exists every probe runs from scratch and iterations count from 0.
+Once candidates fork from the warm-up's checkpoint (``ForkPoint``), a config's iterations count
+from the fork, come from its rate against the warm-up's reference curve
+(predictor.reference_curve), and its TTC is the lineage's: the warm-up's seconds, the fork's
+measured seconds, then the remaining iterations at the fork's steady seconds/iteration.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from predictor.he_model import Z80, HeModel, seconds_per_iteration
+from predictor.he_model import HeModel, seconds_per_iteration
 from predictor.noise_scale import noise_scale, steps_ratio, total_momentum
-from predictor.se_model import Estimate, iterations_to_target
+from predictor.reference_curve import ReferenceCurve, fork_rate
+from predictor.se_model import Z80, Estimate, iterations_to_target
 from predictor.types import Config, Prediction, ProbeResult
 
 TRANSFER_SIGMA = 0.15  # extra log-uncertainty when iterations are carried to another batch size
@@ -71,28 +79,64 @@ def effective_lr(config: Config) -> float:
     return config.lr / (1.0 - mu_total)
 
 
+@dataclass(frozen=True)
+class ForkPoint:
+    """The shared warm-up every candidate forks from: its reference curve and where it ends."""
+
+    reference: ReferenceCurve
+    iteration: int
+    seconds: float
+    key: str  # the warm-up's last probe: the parent of every fork
+
+
 class TtcModel:
     """Pooled HE and SE models of one study; ``predict`` works for any config of its space."""
 
     def __init__(
-        self, results: Sequence[ProbeResult], target: float, cache: dict[str, Estimate | None] | None = None
+        self,
+        results: Sequence[ProbeResult],
+        target: float,
+        cache: dict[str, Estimate | None] | None = None,
+        fork: ForkPoint | None = None,
+        timings: Sequence[ProbeResult] | None = None,
     ) -> None:
-        """``cache`` keeps each probe's curve fit across refits (a probe's curve never changes; a
-        longer probe of the same config, an extension, is another probe)."""
+        """``results``: one lineage per config (its segments merged) in the current epoch: from
+        scratch, or forked from ``fork``. ``timings``: every probe segment, for the HE model.
+        ``cache`` keeps each lineage's curve fit across refits, keyed by its length."""
         self.target = target
+        self.fork = fork
+        self.origin_iteration = fork.iteration if fork else 0
+        self.origin_seconds = fork.seconds if fork else 0.0
         cache = {} if cache is None else cache
         self.results = {r.config.key(): r for r in results}
-        self.he = HeModel.fit(list(results))
-        self.b_noise = noise_scale(list(results))
-        self.iterations: dict[str, Estimate] = {}
+        self.he = HeModel.fit(list(timings if timings is not None else results))
+        self.b_noise = noise_scale(list(timings if timings is not None else results))
+        self.iterations: dict[str, Estimate] = {}  # iterations from the epoch's origin to the target
         self.out_of_reach: dict[str, Estimate] = {}  # probes whose own curve puts the target beyond reach
         for key, r in self.results.items():
-            probe = f"{key}#{r.iterations}"
+            probe = f"{key}#{r.start_iteration}+{r.iterations}@{self.origin_iteration}"
             if probe not in cache:
-                cache[probe] = iterations_to_target(r, target)
+                cache[probe] = self._steps_of(r)
             estimate = cache[probe]
             if estimate is not None:
                 (self.iterations if math.isfinite(estimate.value) else self.out_of_reach)[key] = estimate
+
+    def _steps_of(self, result: ProbeResult) -> Estimate | None:
+        """Iterations from the epoch's origin to the target for one measured lineage."""
+        if result.reached_iteration is not None or self.fork is None:
+            estimate = iterations_to_target(result, self.target)
+            if estimate is None or self.fork is None:
+                return estimate
+            shift = self.origin_iteration
+            return Estimate(estimate.value - shift, max(estimate.low - shift, 0.0), estimate.high - shift)
+        config = result.config
+        momentum = min(float(total_momentum(config.momentum, config.groups)), MAX_TOTAL_MOMENTUM)
+        rate = fork_rate(self.fork.reference, result, self.target, momentum)
+        if rate is None:
+            return None
+        done = result.end_iteration - self.origin_iteration
+        remaining = rate.remaining
+        return Estimate(done + remaining.value, done + remaining.low, done + remaining.high)
 
     def speed(self, config: Config) -> Estimate | None:
         """Measured mean s/it for a probed config (interval from the HE fit), else the HE model."""
@@ -100,7 +144,7 @@ class TtcModel:
             return None
         result = self.results.get(config.key())
         if result is not None and result.iterations > 0:
-            mean, sigma = result.seconds_per_iteration, self.he.sigma
+            mean, sigma = result.steady_seconds_per_iteration, self.he.sigma
             return Estimate(mean, mean * math.exp(-Z80 * sigma), mean * math.exp(Z80 * sigma))
         return self.he.predict([config])[0]
 
@@ -156,7 +200,25 @@ class TtcModel:
         if speed is None or steps is None:
             return None
         result = self.results.get(config.key())
-        return _combine(speed, steps, result.reached_seconds if result is not None else None)
+        origin_k, origin_s = self.origin_iteration, self.origin_seconds
+        if result is None:  # carried: the whole epoch at the predicted speed
+            evidence = max((r.end_iteration for r in self.results.values()), default=0)
+            prediction = _combine(speed, steps)
+            return Prediction(origin_s + prediction.ttc_seconds, origin_s + prediction.ttc_low,
+                              origin_s + prediction.ttc_high, speed.value, origin_k + steps.value,
+                              float(evidence))
+        if result.reached_seconds is not None and result.reached_iteration is not None:
+            # measured; the interval spans the evaluations around the crossing
+            low = result.reached_seconds - speed.value * (steps.value - steps.low)
+            return Prediction(result.reached_seconds, max(low, 0.0), result.reached_seconds, speed.value,
+                              float(result.reached_iteration), float(result.reached_iteration))
+        # measured up to its end; the rest at its steady speed
+        done = result.end_iteration - origin_k
+        rest = Estimate(max(steps.value - done, 0.0), max(steps.low - done, 0.0), max(steps.high - done, 0.0))
+        high = result.end_seconds + speed.high * rest.high if math.isfinite(rest.high) else math.inf
+        end = result.end_seconds
+        return Prediction(end + speed.value * rest.value, end + speed.low * rest.low, high,
+                          speed.value, origin_k + steps.value, float(result.end_iteration))
 
     def predict_many(self, configs: Sequence[Config]) -> np.ndarray:
         """Predicted TTC of each config (inf where the models say nothing)."""

@@ -7,6 +7,7 @@ only (DESIGN.md §3). Their ``to_dict``/``from_dict`` spell the JSON contracts o
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -98,26 +99,48 @@ class Config:
 
 @dataclass(frozen=True)
 class ProbeRequest:
-    """A config to probe and for how long. ``extension`` > 1 re-probes a finalist that many times
-    longer: the same config under its own ``key``, so both probes stay on record."""
+    """A config to probe and for how long, from scratch or from another probe's end state.
+
+    ``parent`` names the probe (its ``key``) whose final state this one starts from: the same
+    config continues that probe (a warm-up growing, a finalist lengthened: successive halving's
+    next rung); another config forks from it (the model's weights, a fresh optimizer), so each
+    candidate is measured at the loss level where a long run spends its time (issue 11). A
+    probe's ``key`` names one segment of one lineage, so every segment is its own record.
+    """
 
     config: Config
     seconds: float
     max_iterations: int
-    extension: int = 1
+    parent: str | None = None
+    start_iteration: int = 0  # iterations of the lineage before this segment (0 from scratch)
 
     @property
     def key(self) -> str:
         base = self.config.key()
-        return base if self.extension == 1 else f"{base}@x{self.extension}"
+        if self.parent is None:
+            return base
+        origin = hashlib.sha1(self.parent.encode()).hexdigest()[:6]
+        return f"{base}@{self.start_iteration}+{self.max_iterations}#{origin}"
 
+    @property
+    def forks(self) -> bool:
+        """Starts another config from the parent's model (rather than continuing the parent)."""
+        return self.parent is not None and self.config.key() != self.parent.split("@")[0]
 
-def by_length(requests: list[ProbeRequest]) -> dict[tuple[float, int], list[Config]]:
-    """Requests grouped by probe length (seconds, max iterations), shortest first: one launch each."""
-    groups: dict[tuple[float, int], list[Config]] = {}
-    for request in sorted(requests, key=lambda r: (r.seconds, r.max_iterations)):
-        groups.setdefault((request.seconds, request.max_iterations), []).append(request.config)
-    return groups
+    def to_dict(self) -> dict[str, Any]:
+        return {"config": self.config.to_dict(), "seconds": self.seconds,
+                "max_iterations": self.max_iterations, "parent": self.parent,
+                "start_iteration": self.start_iteration}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ProbeRequest:
+        return cls(Config.from_dict(data["config"]), float(data["seconds"]), int(data["max_iterations"]),
+                   data.get("parent"), int(data.get("start_iteration", 0)))
+
+    def failed(self, reason: str) -> ProbeResult:
+        """The result of a probe that could not run: no measurement, the reason kept."""
+        return ProbeResult(self.config, 0, 0.0, [], error=reason, key=self.key, parent=self.parent,
+                           start_iteration=self.start_iteration)
 
 
 @dataclass
@@ -128,6 +151,10 @@ class ProbeResult:
     duration of recent iterations; ``grad_sq_small``/``grad_sq_big`` the squared norms of a
     per-worker and of the averaged gradient with their batch sizes (McCandlish et al.'s
     noise-scale estimator). ``reached_iteration`` is set when the convergence rule fired.
+
+    A probe is one segment of a lineage (``parent`` … this probe): ``iterations`` and ``seconds``
+    are this segment's own (its cost), while ``curve`` and ``reached_*`` count from the lineage's
+    start, so a fork's time to the target includes the warm-up it was forked from.
     """
 
     config: Config
@@ -144,10 +171,33 @@ class ProbeResult:
     batch_big: int | None = None
     wall_seconds: float = 0.0
     error: str | None = None
+    key: str | None = None  # the request's key (one segment of one lineage)
+    parent: str | None = None
+    start_iteration: int = 0
+    start_seconds: float = 0.0
 
     @property
     def seconds_per_iteration(self) -> float:
         return self.seconds / max(self.iterations, 1)
+
+    @property
+    def steady_seconds_per_iteration(self) -> float:
+        """Mean s/it over the later half of the recorded steps: the rate after a strategy's own
+        start-up (DASO's blocking warm-up, DBS's first, unbalanced epoch), which a long run sees."""
+        steps = self.step_seconds[len(self.step_seconds) // 2:]
+        return sum(steps) / len(steps) if steps else self.seconds_per_iteration
+
+    @property
+    def probe_key(self) -> str:
+        return self.key or self.config.key()
+
+    @property
+    def end_iteration(self) -> int:
+        return self.start_iteration + self.iterations
+
+    @property
+    def end_seconds(self) -> float:
+        return self.start_seconds + self.seconds
 
     @property
     def final_loss(self) -> float:
@@ -168,13 +218,25 @@ class ProbeResult:
 
 @dataclass(frozen=True)
 class Prediction:
-    """Predicted TTC with an 80% interval, as a product of its two factors (DESIGN.md §1)."""
+    """Predicted TTC with an 80% interval, as a product of its two factors (DESIGN.md §1).
+
+    ``evidence_iterations`` is how far the lineage behind the estimate was measured (warm-up and
+    probes): ``iterations / evidence_iterations`` is how far the estimate extrapolates.
+    """
 
     ttc_seconds: float
     ttc_low: float
     ttc_high: float
     seconds_per_iteration: float
     iterations: float
+    evidence_iterations: float = math.nan
+
+    @property
+    def extrapolation(self) -> float:
+        """Predicted iterations over measured ones (1 when the target was reached in a probe)."""
+        if not (self.evidence_iterations > 0):
+            return math.inf
+        return max(self.iterations / self.evidence_iterations, 1.0)
 
     def scaled(self, factor: float) -> Prediction:
         """``factor``× the iterations, hence the TTC and both ends of its interval."""
@@ -195,12 +257,54 @@ class Prediction:
             ttc_high=_or(data["ttc_high"], math.inf),
             seconds_per_iteration=_or(data["seconds_per_iteration"], math.nan),
             iterations=_or(data["iterations"], math.inf),
+            evidence_iterations=_or(data.get("evidence_iterations"), math.nan),
         )
+
+
+CONFIDENCE_LEVELS = ("high", "medium", "low", "none")
+
+
+@dataclass(frozen=True)
+class Confidence:
+    """How far the evidence supports the plan's prediction; ``none``: no number is given."""
+
+    level: str
+    reason: str
+
+    def __post_init__(self) -> None:
+        if self.level not in CONFIDENCE_LEVELS:
+            raise ValueError(f"confidence level={self.level!r} is not one of {list(CONFIDENCE_LEVELS)}")
+
+    @property
+    def supported(self) -> bool:
+        return self.level != "none"
+
+
+@dataclass(frozen=True)
+class Phase:
+    """A stretch of training with one config: the plan's warm-up, or one phase of ``ttc train``."""
+
+    config: Config
+    iterations: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"config": self.config.to_dict(), "iterations": self.iterations}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Phase:
+        return cls(Config.from_dict(data["config"]), int(data["iterations"]))
 
 
 @dataclass
 class Plan:
-    """The answer of a study (DESIGN.md §7 *Plan*)."""
+    """The answer of a study (DESIGN.md §7 *Plan*).
+
+    ``warmup``: the plan's run first trains ``warmup.iterations`` with ``warmup.config`` (the
+    shared warm-up its candidates were forked from), then switches to ``config``; its predicted
+    TTC counts both. ``worth_tuning`` is False when the job is too short for tuning to pay: the
+    plan is then the best measured config. With ``confidence.level == "none"`` the evidence cannot
+    support a number, and the prediction's TTC fields are written as null.
+    """
 
     study_id: str
     config: Config
@@ -210,22 +314,36 @@ class Plan:
     probe_count: int
     probe_cluster_seconds: float
     evidence: list[str] = field(default_factory=list)
+    warmup: Phase | None = None
+    worth_tuning: bool = True
+    worth_tuning_reason: str = ""
+    confidence: Confidence = field(default_factory=lambda: Confidence("low", "not assessed"))
+    ranking: list[dict[str, Any]] = field(default_factory=list)  # predictor.ranking rows, best first
 
     def to_dict(self) -> dict[str, Any]:
+        predicted = self.predicted.to_dict()
+        if not self.confidence.supported:
+            predicted |= {"ttc_seconds": None, "ttc_low": None, "ttc_high": None, "iterations": None}
         return {
             "study_id": self.study_id,
             "config": self.config.to_dict(),
-            "predicted": self.predicted.to_dict(),
+            "warmup": self.warmup.to_dict() if self.warmup else None,
+            "predicted": predicted,
             "baseline": {
                 "config": self.baseline_config.to_dict(),
                 "predicted_ttc_seconds": json_safe(self.baseline_predicted_ttc_seconds),
             },
             "probes": {"count": self.probe_count, "cluster_seconds": self.probe_cluster_seconds},
+            "worth_tuning": self.worth_tuning,
+            "worth_tuning_reason": self.worth_tuning_reason,
+            "confidence": {"level": self.confidence.level, "reason": self.confidence.reason},
             "evidence": self.evidence,
+            "ranking": self.ranking,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Plan:
+        confidence = data.get("confidence") or {"level": "low", "reason": "not recorded"}
         return cls(
             study_id=data["study_id"],
             config=Config.from_dict(data["config"]),
@@ -235,6 +353,11 @@ class Plan:
             probe_count=data["probes"]["count"],
             probe_cluster_seconds=data["probes"]["cluster_seconds"],
             evidence=list(data.get("evidence", [])),
+            warmup=Phase.from_dict(data["warmup"]) if data.get("warmup") else None,
+            worth_tuning=bool(data.get("worth_tuning", True)),
+            worth_tuning_reason=str(data.get("worth_tuning_reason", "")),
+            confidence=Confidence(confidence["level"], confidence["reason"]),
+            ranking=list(data.get("ranking", [])),
         )
 
 
@@ -249,10 +372,22 @@ class SearchSpace:
     learning_rates: tuple[float, ...] = (0.01, 0.03, 0.1, 0.3)
     momenta: tuple[float, ...] = (0.0, 0.3, 0.6, 0.9)
     groups: tuple[int, ...] = ()
+    node_options: tuple[int, ...] = ()  # node counts allowed; empty: 1, 2, 4, … and all
 
     @property
     def devices(self) -> int:
         return self.nodes * self.devices_per_node
+
+    def node_counts(self) -> list[int]:
+        """The node counts the search may use: the allowed ones within the cluster, else 1, 2, 4, …
+        up to and including the cluster's node count."""
+        if self.node_options:
+            return [n for n in self.node_options if 1 <= n <= self.nodes] or [self.nodes]
+        counts, n = [], 1
+        while n < self.nodes:
+            counts.append(n)
+            n *= 2
+        return counts + [self.nodes]
 
     def group_counts(self) -> tuple[int, ...]:
         """Omnivore's g ladder: powers of two dividing the device count (or the given list)."""
@@ -268,11 +403,13 @@ class SearchSpace:
 
 @dataclass(frozen=True)
 class Budget:
-    """Limits of a study: per-probe length in cluster seconds, probe count, wall deadline, and
-    optionally the cluster-seconds all probes together may spend (DESIGN.md §7)."""
+    """Limits of a study (DESIGN.md §7): per-probe length in cluster seconds and iterations, probe
+    count, wall deadline, optionally the cluster-seconds all probes together may spend, and
+    ``max_overhead``: the share of the plan's predicted TTC the whole study may cost."""
 
     probe_seconds: float = 20.0
     max_probes: int = 48
     deadline_seconds: float = 3600.0
-    probe_max_iterations: int = 3000
+    probe_max_iterations: int = 100
     max_cluster_seconds: float | None = None
+    max_overhead: float = 0.1

@@ -1,131 +1,206 @@
-"""The search on a synthetic cluster: budget respected, 5% margin kept, predictions sane."""
+"""The search on a synthetic cluster whose probes are lineages: budgets, stops, forks, the plan.
+
+The synthetic job: a loss curve with a fast first drop and a slow power-law phase, l(u) over
+"progress" u; a config advances u at a rate set by its effective step (η/(1 − μ_total)) and its
+global batch, and its seconds per iteration follow the HE model's own formula. A probe from a
+parent's state starts at the parent's progress, so forks and continuations behave as on the
+simulated cluster: the search sees only curves and timings.
+"""
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
 
 from predictor.he_model import HeParams, Topology, step_seconds
-from predictor.search import CHANGE_MARGIN, EXTEND_MIN_BUDGET, EXTEND_ROUNDS, EXTEND_WHEN, ColdStartSearch
-from predictor.types import Budget, Config, ProbeResult, SearchSpace
+from predictor.search import CHANGE_MARGIN, ColdStartSearch
+from predictor.types import Budget, Config, ProbeRequest, ProbeResult, SearchSpace
 
 HARDWARE = HeParams(alpha_c=1e-3, beta_c=2e-5, theta_intra=1e-4, lat_intra=1e-6, theta_inter=2e-3,
                     lat_inter=2e-5, gamma=2.0, read=1e-9, daso_skip=4.0, balance=1.0)
-TARGET = 0.2
+SPACE = SearchSpace(nodes=2, devices_per_node=2, strategies=("sync", "async_groups", "hsgd"),
+                    batch_sizes=(16, 64), learning_rates=(0.03, 0.1, 0.3), momenta=(0.0, 0.5, 0.9))
+EVERY = 2
 
 
-def synthetic_probe(config: Config, probe_seconds: float, async_penalty: float = 0.3) -> ProbeResult:
-    """Power-law loss whose speed per iteration grows with lr·batch and shrinks with staleness."""
-    step = float(step_seconds(HARDWARE, Topology.of([config]))[0])
-    iterations = max(int(probe_seconds / step), 10)
-    momentum = config.momentum + (1 - 1 / config.groups)
-    if momentum >= 1.05 or config.lr > 0.5:
-        curve = [(0, 0.0, 2.0), (10, 10 * step, math.inf)]
-        return ProbeResult(config, 10, 10 * step, curve, [step], diverged=True)
-    rate = config.lr / (1 - min(momentum, 0.95)) * (1 - async_penalty * (config.groups > 1))
-    rate *= 1 / (1 + 256 / config.global_batch)
-    every = max(iterations // 6, 1)  # a handful of evaluations per probe keeps the fits cheap
-    curve = [(k, k * step, 2.0 * (1 + rate * k) ** -0.7 + 0.05) for k in range(0, iterations + 1, every)]
-    return ProbeResult(config, iterations, iterations * step, curve, [step] * 20, grad_sq_small=1.0,
-                       grad_sq_big=0.5, batch_small=config.batch_size, batch_big=config.global_batch)
+def loss_at(progress: float) -> float:
+    """A fast drop, then a slow power law with a floor (a shape the models can represent: these
+    tests check the search's logic, benchmarks/predictor_eval.py its accuracy on real curves)."""
+    return 0.5 * math.exp(-progress / 5) + 0.6 * (1 + progress) ** -0.5 + 0.02
+
+
+def rate_of(config: Config) -> float:
+    momentum = min(config.momentum + 1 - 1 / config.groups, 0.95)
+    return config.lr / (1 - momentum) * config.global_batch / (config.global_batch + 64) * (
+        0.7 if config.groups > 1 else 1.0)
+
+
+@dataclass
+class State:
+    progress: float
+    iteration: int
+    seconds: float
+
+
+class SyntheticCluster:
+    """Runs ProbeRequests: curves from ``loss_at``, timings from the HE formula, states kept by key."""
+
+    def __init__(self) -> None:
+        self.states: dict[str, State] = {}
+
+    def run(self, request: ProbeRequest, target: float) -> ProbeResult:
+        config = request.config
+        start = self.states[request.parent] if request.parent else State(0.0, 0, 0.0)
+        step = float(step_seconds(HARDWARE, Topology.of([config]))[0])
+        if config.lr / (1 - min(config.momentum + 1 - 1 / config.groups, 0.99)) > 2.0:
+            curve = [(start.iteration, start.seconds, loss_at(start.progress)),
+                     (start.iteration + EVERY, start.seconds + EVERY * step, math.inf)]
+            return ProbeResult(config, EVERY, EVERY * step, curve, [step], diverged=True, key=request.key,
+                               parent=request.parent, start_iteration=start.iteration,
+                               start_seconds=start.seconds)
+        iterations = min(request.max_iterations, max(int(min(request.seconds / step, 1e9)), 1))
+        curve, reached, below = [], None, None
+        for j in range(0, iterations + 1, EVERY):
+            k, t = start.iteration + j, start.seconds + j * step
+            loss = loss_at(start.progress + rate_of(config) * j)
+            curve.append((k, t, loss))
+            if loss <= target and below is None:
+                below = (k, t)
+            elif loss <= target and reached is None:
+                reached = below
+                iterations = j
+                break
+        self.states[request.key] = State(start.progress + rate_of(config) * iterations,
+                                         start.iteration + iterations, start.seconds + iterations * step)
+        return ProbeResult(
+            config, iterations, iterations * step, curve, [step] * min(iterations, 64),
+            reached_iteration=reached[0] if reached else None,
+            reached_seconds=reached[1] if reached else None,
+            grad_sq_small=1.0, grad_sq_big=0.5, batch_small=config.batch_size, batch_big=config.global_batch,
+            key=request.key, parent=request.parent, start_iteration=start.iteration,
+            start_seconds=start.seconds)
 
 
 @pytest.fixture(autouse=True)
 def few_bootstrap_samples(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests check the search's logic, not interval quality: a small bootstrap keeps them fast."""
     monkeypatch.setattr("predictor.se_model.BOOTSTRAP_SAMPLES", 8)
+    monkeypatch.setattr("predictor.reference_curve.BOOTSTRAP_SAMPLES", 8)
 
 
-def two_phase_probe(config: Config, probe_seconds: float) -> ProbeResult:
-    """A fast initial drop, then a slow power law: short probes see only the drop (like charlm)."""
-    probe = synthetic_probe(config, probe_seconds)
-    if probe.diverged:
-        return probe
-    rate = config.lr / (1 - min(config.momentum + (1 - 1 / config.groups), 0.95))
-    curve = [(k, s, 1.5 * math.exp(-k / 8) + 0.5 * (1 + rate * k / 50) ** -0.5 + 0.05)
-             for k, s, _ in probe.curve]
-    return dataclasses.replace(probe, curve=curve)
-
-
-def run_search(budget: Budget, space: SearchSpace | None = None, target: float = TARGET,
-               probe: Callable[[Config, float], ProbeResult] = synthetic_probe) -> ColdStartSearch:
-    space = space or SearchSpace(
-        nodes=2, devices_per_node=2, strategies=("sync", "async_groups", "hsgd"),
-        batch_sizes=(16, 64), learning_rates=(0.03, 0.1, 0.3), momenta=(0.0, 0.5, 0.9),
-    )
-    search = ColdStartSearch(space, budget, target)
+def run_search(budget: Budget, target: float = 0.03) -> ColdStartSearch:
+    search = ColdStartSearch(SPACE, budget, target)
+    cluster = SyntheticCluster()
     while requests := search.ask():
         for request in requests:
-            search.tell(probe(request.config, request.seconds))
+            search.tell(cluster.run(request, target))
     return search
 
 
-@pytest.mark.parametrize("max_probes", [3, 12])
+LONG = Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=40, max_overhead=0.5)
+
+
+@pytest.mark.parametrize("max_probes", [1, 3, 12])
 def test_probe_count_budget_respected(max_probes: int) -> None:
-    search = run_search(Budget(probe_seconds=0.5, max_probes=max_probes))
+    search = run_search(Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=max_probes))
     assert len(search.probes) <= max_probes
 
 
-def test_cluster_seconds_budget_respected() -> None:
-    budget = Budget(probe_seconds=0.5, max_probes=100, max_cluster_seconds=2.0)
-    search = run_search(budget)
-    assert search.cluster_seconds() <= 2.0 + 1e-9
+@pytest.mark.parametrize("max_cluster_seconds", [0.05, 0.2, 1.0])
+def test_cluster_seconds_budget_respected(max_cluster_seconds: float) -> None:
+    budget = Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=100,
+                    max_cluster_seconds=max_cluster_seconds)
+    assert run_search(budget).cluster_seconds() <= max_cluster_seconds + 1e-9
 
 
-def test_plan_changes_the_baseline_only_for_a_5_percent_win() -> None:
-    search = run_search(Budget(probe_seconds=0.5, max_probes=16))
+def test_a_long_job_warms_up_once_and_forks_candidates_from_its_end() -> None:
+    search = run_search(LONG)
+    assert search.fork is not None, "a job this long must get a warm-up"
+    forks = [r for r in search.probes if r.parent == search.fork.key]
+    assert len({r.config.key() for r in forks}) >= 2
+    assert all(r.start_iteration == search.fork.iteration for r in forks)
     plan = search.plan("s")
-    assert math.isfinite(plan.predicted.ttc_seconds) and plan.predicted.ttc_seconds > 0
-    assert plan.predicted.ttc_low <= plan.predicted.ttc_seconds <= plan.predicted.ttc_high
+    if plan.warmup is not None:
+        assert plan.warmup.iterations == search.fork.iteration
+        assert plan.warmup.config == search.warmup_config
+        assert search.baseline is not None and search.baseline.nodes == SPACE.nodes
+
+
+def test_the_study_costs_at_most_its_overhead_share_of_the_plan_beyond_its_warm_up() -> None:
+    """Once the plan's TTC is supported, no probe is started that would take the study past
+    max_overhead × that TTC (the warm-up, run before anything is supported, is what it is)."""
+    search = run_search(LONG)
+    plan = search.plan("s")
+    assert plan.confidence.supported
+    assert search.fork is not None
+    warmup_cost = sum(r.seconds * r.config.devices / SPACE.devices for r in search.probes
+                      if r.config == search.warmup_config and r.start_iteration < search.fork.iteration)
+    assert search.cluster_seconds() - warmup_cost <= LONG.max_overhead * plan.predicted.ttc_seconds * 1.5
+
+
+def test_a_job_shorter_than_its_probes_is_not_worth_tuning() -> None:
+    """The first probe reaches the target: further probes cannot pay, so the search stops there."""
+    search = run_search(Budget(probe_seconds=10.0, probe_max_iterations=400, max_probes=40), target=0.5)
+    plan = search.plan("s")
+    assert len(search.probes) == 1
+    assert not plan.worth_tuning and "reached the target" in plan.worth_tuning_reason
+    assert plan.confidence.level == "high"
+    assert plan.to_dict()["worth_tuning"] is False
+
+
+def test_value_of_information_stops_probing_when_no_candidate_can_pay() -> None:
+    """With a target so near that any probe costs more than it could save, nothing is forked beyond
+    the two incumbents every plan is measured against: the baseline and the warm-up's recipe."""
+    near = run_search(Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=40, max_overhead=1e-4))
+    forks = {r.config.key() for r in near.probes if near.fork and r.parent == near.fork.key}
+    assert near.baseline is not None and near.warmup_config is not None
+    assert forks <= {near.baseline.key(), near.warmup_config.key()}
+
+
+def test_the_plan_changes_the_baseline_only_for_a_5_percent_win() -> None:
+    search = run_search(LONG)
+    plan = search.plan("s")
+    prediction = plan.predicted
+    assert math.isfinite(prediction.ttc_seconds) and prediction.ttc_seconds > 0
+    assert prediction.ttc_low <= prediction.ttc_seconds <= prediction.ttc_high
     if plan.config != plan.baseline_config:
-        assert plan.predicted.ttc_seconds <= (1 - CHANGE_MARGIN) * plan.baseline_predicted_ttc_seconds
-    assert plan.evidence[0] == plan.config.key()
+        assert prediction.ttc_seconds <= (1 - CHANGE_MARGIN) * plan.baseline_predicted_ttc_seconds
     assert plan.to_dict()["probes"]["count"] == len(search.probes)
 
 
-def test_predictions_positive_and_finite_for_unprobed_configs() -> None:
-    search = run_search(Budget(probe_seconds=0.5, max_probes=16))
+def test_predictions_are_positive_and_finite_for_unprobed_configs() -> None:
+    search = run_search(LONG)
     assert search.model is not None
-    probed = [r.config for r in search.results.values() if r.config.key() in search.predictions]
-    variants = [c.replace(nodes=n, batch_size=b) for c in probed for n in (1, 2) for b in (16, 64)
-                if c.groups == 1]
+    probed = [v.config for v in search.views().values()]
+    variants = [c.replace(nodes=n, batch_size=b) for c in probed if c.groups == 1
+                for n in (1, 2) for b in (16, 64)]
     ttc = search.model.predict_many(variants)
     known = ttc[np.isfinite(ttc)]
     assert known.size > 0 and np.all(known > 0)
 
 
-def test_a_finalist_predicted_far_beyond_its_probe_is_re_probed_longer() -> None:
-    """Short probes, a distant target: the plan's config is extended until its prediction needs at
-    most EXTEND_WHEN× what its longest probe ran (or the rounds run out)."""
-    search = run_search(Budget(probe_seconds=0.05, max_probes=16), target=0.08)
+def test_a_diverged_probe_prunes_larger_steps_of_its_recipe() -> None:
+    search = run_search(LONG)
+    diverged = [r.config for r in search.probes if r.diverged]
+    for config in diverged:
+        bigger = [r.config for r in search.probes if r.config.strategy == config.strategy
+                  and r.config.groups == config.groups and r.config.momentum >= config.momentum
+                  and r.config.lr > config.lr and r.start_iteration >= 0]
+        assert not [c for c in bigger if c.key() not in {d.key() for d in diverged}]
+
+
+def test_the_ranking_explains_every_config_and_its_decision_values_put_the_plan_first() -> None:
+    from predictor.ranking import decision_values
+
+    search = run_search(LONG)
     plan = search.plan("s")
-    longest = search.results[plan.config.key()]
-    short = [r for r in search.probes if r.config == plan.config and r is not longest]
-    assert short and all(r.iterations < longest.iterations for r in short)
-    rounds_left = len(short) < EXTEND_ROUNDS
-    assert plan.predicted.iterations <= EXTEND_WHEN * longest.iterations or not rounds_left
-    assert plan.probe_count == len(search.probes) > len(search.results)
-
-
-def test_extensions_come_out_of_the_probe_count_budget() -> None:
-    """Stages 1–4 leave the extension rounds' probes unspent, and the total stays in budget."""
-    search = run_search(Budget(probe_seconds=0.05, max_probes=EXTEND_MIN_BUDGET), target=0.08)
-    assert len(search.probes) <= EXTEND_MIN_BUDGET and len(search.probes) > len(search.results)
-
-
-def test_the_extension_calibrates_predictions_resting_on_short_probes() -> None:
-    """Every short-probed config moves by one common factor; the extended finalist does not."""
-    search = run_search(Budget(probe_seconds=0.05, max_probes=16), target=0.2, probe=two_phase_probe)
-    assert search.model is not None
-    plan_key = search.plan("s").config.key()
-    ratios = {
-        key: search.predict(r.config).iterations / search.model.predict(r.config).iterations
-        for key, r in search.results.items() if key in search.predictions
-    }
-    shorts = [ratio for key, ratio in ratios.items() if key != plan_key]
-    assert ratios[plan_key] == pytest.approx(1.0)
-    assert shorts and max(shorts) == pytest.approx(min(shorts)) and shorts[0] != pytest.approx(1.0)
+    rows = plan.ranking
+    assert rows[0]["status"] == "plan" and rows[0]["config_key"] == plan.config.key()
+    assert {r["config_key"] for r in rows} == set(search.views())
+    assert all(r["reason"] for r in rows)
+    values = decision_values(search, plan.config.key())
+    best = min((v, k) for k, v in values.items() if v is not None)[1]
+    assert best == plan.evidence[-1]

@@ -1,0 +1,124 @@
+"""The study's ranking, explained: every config's score, and why each one that looked faster lost.
+
+The plan is the config with the lowest risk-aware score (predictor.ttc_model.conservative), unless
+it must beat the baseline by CHANGE_MARGIN and does not (predictor.search). A user looking at a
+config with a lower point prediction than the plan's deserves the reason it lost (issue 11 §4),
+and Optuna's tools must agree with the plan (issue 14): ``decision_values`` gives each probe the
+value the choice was made on, so Optuna's best trial is the plan's latest probe.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from predictor.ttc_model import conservative
+from predictor.types import Confidence, Config, Prediction, ProbeResult, json_safe
+
+
+class RankedStudy(Protocol):
+    """What the ranking reads of a study (predictor.search.ColdStartSearch)."""
+
+    predictions: dict[str, Prediction]
+    baseline: Config | None
+    probes: list[ProbeResult]
+    pruned: set[str]
+
+    def views(self) -> dict[str, ProbeResult]: ...
+
+    def confidence_of(self, key: str) -> Confidence: ...
+
+TIE = 1e-9  # later segments and configs that did not beat the plan rank just after it
+
+
+@dataclass(frozen=True)
+class RankedConfig:
+    config: Config
+    probe_keys: list[str]
+    score: float  # inf: no usable prediction
+    prediction: Prediction | None
+    confidence: Confidence | None
+    status: str  # plan | lost | pruned | diverged | failed
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        prediction = self.prediction.to_dict() if self.prediction else None
+        if prediction and self.confidence and not self.confidence.supported:
+            prediction |= {"ttc_seconds": None, "ttc_low": None, "ttc_high": None, "iterations": None}
+        return json_safe({
+            "config_key": self.config.key(), "config": self.config.to_dict(), "probe_keys": self.probe_keys,
+            "score": self.score, "predicted": prediction,
+            "confidence": ({"level": self.confidence.level, "reason": self.confidence.reason}
+                           if self.confidence else None),
+            "status": self.status, "reason": self.reason,
+        })
+
+
+def _why_lost(prediction: Prediction, score: float, plan: Prediction, plan_score: float, kept: bool) -> str:
+    if prediction.ttc_seconds < plan.ttc_seconds:
+        if score >= plan_score:
+            return (f"its point prediction {prediction.ttc_seconds:.4g} s beats the plan's "
+                    f"{plan.ttc_seconds:.4g} s, but its 80% interval reaches {prediction.ttc_high:.4g} s: "
+                    f"its risk-aware score {score:.4g} is worse than the plan's {plan_score:.4g}")
+        if kept:
+            return ("it does not beat the baseline by the 5% margin a change of plan needs "
+                    f"(point {prediction.ttc_seconds:.4g} s, score {score:.4g} vs {plan_score:.4g})")
+    if math.isclose(prediction.ttc_seconds, plan.ttc_seconds, rel_tol=1e-9):
+        return f"tied with the plan at {plan.ttc_seconds:.4g} s; the plan was ranked first"
+    return f"predicted slower: {prediction.ttc_seconds:.4g} s against the plan's {plan.ttc_seconds:.4g} s"
+
+
+def ranking(search: RankedStudy, plan_key: str | None) -> list[RankedConfig]:
+    """Every config of the current epoch (forks from the warm-up, or probes from scratch), best first."""
+    views = search.views()
+    plan_prediction = search.predictions.get(plan_key) if plan_key else None
+    plan_score = conservative(plan_prediction) if plan_prediction else math.inf
+    kept = plan_key is not None and search.baseline is not None and plan_key == search.baseline.key()
+    rows = []
+    for key, view in views.items():
+        prediction = search.predictions.get(key)
+        score = conservative(prediction) if prediction else math.inf
+        keys = [s.probe_key for s in search.probes if s.config.key() == key]
+        confidence = search.confidence_of(key) if prediction else None
+        if view.error:
+            status, reason = "failed", view.error
+        elif view.diverged:
+            status, reason = "diverged", "its loss diverged"
+        elif key == plan_key:
+            status, reason = "plan", ("kept: no challenger beat it by the 5% margin" if kept
+                                      else "the lowest risk-aware score")
+        elif prediction is None or not math.isfinite(prediction.ttc_seconds):
+            status, reason = "lost", "its curve supports no prediction of reaching the target"
+        elif plan_prediction is None:
+            status, reason = "lost", "no plan was predicted"
+        else:
+            status, reason = "lost", _why_lost(prediction, score, plan_prediction, plan_score, kept)
+        if key in search.pruned and status == "lost":
+            status = "pruned"
+        rows.append(RankedConfig(view.config, keys, score, prediction, confidence, status, reason))
+    order = {"plan": 0, "lost": 1, "pruned": 2, "diverged": 3, "failed": 4}
+    return sorted(rows, key=lambda r: (order[r.status], r.score))
+
+
+def decision_values(search: RankedStudy, plan_key: str | None) -> dict[str, float | None]:
+    """Probe key → the value the plan was chosen on (None: pruned, diverged or failed).
+
+    The plan's latest probe has the least value; every other probe is valued at its config's
+    score, but never below the plan's (a config that did not beat the plan by the margin ranks
+    after it), each later in the order ttc ranks them.
+    """
+    rows = ranking(search, plan_key)
+    plan_score = next((r.score for r in rows if r.status == "plan"), math.inf)
+    values: dict[str, float | None] = {}
+    floor = plan_score if math.isfinite(plan_score) else 1e300
+    for rank, row in enumerate(rows):
+        if row.status in ("diverged", "failed") or not math.isfinite(row.score):
+            values |= dict.fromkeys(row.probe_keys)
+            continue
+        value = row.score if row.status == "plan" else max(row.score, floor) * (1 + TIE * rank)
+        for position, key in enumerate(reversed(row.probe_keys)):  # latest probe first
+            values[key] = value * (1 + TIE * position)
+    for probe in search.probes:  # probes of an earlier epoch (the sweep before the warm-up)
+        values.setdefault(probe.probe_key, None)
+    return values

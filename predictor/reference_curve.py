@@ -1,0 +1,196 @@
+"""Statistical efficiency of forked probes: a rate against the warm-up's reference curve.
+
+A long run spends its time far below the loss a short probe from scratch reaches, so ttc trains
+one shared warm-up (the baseline's recipe) past the initial transient and forks every candidate
+from its checkpoint (issue 11). Each fork is short (a hundredth of the run); extrapolating its own
+curve a hundredfold would be a guess. Instead:
+
+1. the **reference curve** l_ref(k) is fitted (least squares) to the warm-up lineage over its
+   current regime (the last two doublings, [k/4, k]; predictor.regime says whether that regime is
+   steady) with the power law with a floor, l(k) = a·(k+1)^(−p) + c (predictor.loss_curves), the
+   floor capped at the curve's noise band unless an F-test shows the curve's own floor
+   (predictor.se_model);
+2. each fork's losses are mapped through the inverse K(l) of the reference — the lineage
+   iteration at which the reference reaches that loss — and a robust line (Theil–Sen) through
+   K(l_c(j)) against the fork's own iterations j gives the fork's **rate** r_c (reference
+   iterations per fork iteration: SGD progress under a rescaled step is a rescaled clock, the
+   basis of the effective-learning-rate carry of predictor.ttc_model) and its position at its end;
+3. the fork's iterations still needed are (K(target) − position)/r_c.
+
+Only the fork's later half is used: a fork starts with a fresh optimizer (momentum builds up over
+≈ 1/(1 − μ) steps) and the rate of the regime it settles into is what the run will see.
+The 80% interval comes from a residual bootstrap of the reference fit, with and without the floor
+cap (each resample re-maps the fork), widened by FORM_SIGMA per e-fold of extrapolation as in
+predictor.se_model.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from predictor.loss_curves import FAMILIES, CurveParams, Family
+from predictor.regime import Regime, read_regime
+from predictor.se_model import (
+    FORM_SIGMA,
+    INTERVAL,
+    Z80,
+    Estimate,
+    floor_identified,
+    noise_floor,
+)
+from predictor.types import ProbeResult
+
+BOOTSTRAP_SAMPLES = 40
+MIN_POINTS = 6
+FAMILY = "power"
+
+
+@dataclass(frozen=True)
+class ReferenceCurve:
+    """The warm-up lineage's fitted curve and bootstrap resamples of it."""
+
+    family: Family
+    params: CurveParams
+    samples: tuple[CurveParams, ...]
+    measured_until: int  # the lineage iteration the fit's evidence reaches
+
+    @classmethod
+    def fit(cls, curve: list[tuple[int, float, float]], target: float | None = None, seed: int = 0,
+            samples: int = BOOTSTRAP_SAMPLES) -> ReferenceCurve | None:
+        """Fit over [k/4, k] of the lineage; None when too few points or the fit fails.
+
+        The point estimate takes the free floor only when the F-test shows it (else the floor is
+        capped at the curve's noise band, predictor.se_model), and never a floor at or above
+        ``target`` while the curve is still falling: that the target is out of reach needs a
+        curve that has levelled off (predictor.regime). The bootstrap resamples *both* fits, so
+        the interval spans the two readings of the floor a short curve cannot tell apart.
+        """
+        points = [(k, loss) for k, _, loss in curve if k > 0 and math.isfinite(loss)]
+        if not points:
+            return None
+        end = points[-1][0]
+        k, losses = (np.array(c, dtype=float) for c in zip(*[p for p in points if p[0] >= end / 4],
+                                                          strict=True))
+        if len(k) < MIN_POINTS:
+            return None
+        family = FAMILIES[FAMILY]
+        losses = np.maximum(losses, 1e-12)
+        try:
+            free = family.fit(k, losses)
+            cap = noise_floor(k, losses)
+            capped = family.fit(k, losses, c_max=cap)
+        except (RuntimeError, ValueError):
+            return None
+        params = free if floor_identified(k, losses, family, free, capped) else capped
+        if target is not None and params.c >= target and read_regime(k, losses).regime is not Regime.FLAT:
+            params = capped
+        rng = np.random.default_rng(seed)
+        draws = []
+        for fitted_params, c_max in ((free, None), (capped, cap)):
+            fitted = family.loss(k, *fitted_params)
+            log_ratio = np.log(losses / np.maximum(fitted, 1e-12))
+            residuals = (log_ratio - log_ratio.mean()) * math.sqrt(len(k) / max(len(k) - 3, 1))
+            for _ in range(samples // 2):
+                resampled = fitted * np.exp(rng.choice(residuals, size=len(k), replace=True))
+                try:
+                    draws.append(family.fit(k, resampled, c_max=c_max))
+                except (RuntimeError, ValueError):
+                    continue
+        return cls(family, params, tuple(draws), int(end))
+
+    def iteration_at(self, loss: float | np.ndarray, params: CurveParams | None = None) -> np.ndarray:
+        """K(l): the lineage iteration at which the reference reaches ``loss`` (inf below its floor)."""
+        params = params or self.params
+        losses = np.atleast_1d(np.asarray(loss, dtype=float))
+        return np.array([self.family.solve(params, float(value)) for value in losses])
+
+
+def drift(curve: list[tuple[int, float, float]], target: float) -> float:
+    """How far the extrapolated iterations to ``target`` moved when the evidence doubled: the ratio
+    (≥ 1) of the fit at the curve's end to the fit at its half. An extrapolation from a transient
+    grows many-fold with every doubling; one from the slow regime holds still. inf when only one
+    of the two reaches the target, or either fit fails."""
+    end = max((k for k, _, _ in curve), default=0)
+    full = ReferenceCurve.fit(curve, target, samples=0)
+    half = ReferenceCurve.fit([p for p in curve if p[0] <= end / 2], target, samples=0)
+    if full is None or half is None:
+        return math.inf
+    now, before = float(full.iteration_at(target)[0]), float(half.iteration_at(target)[0])
+    if not (math.isfinite(now) and math.isfinite(before)) or min(now, before) <= 0:
+        return 1.0 if now == before == math.inf else math.inf
+    return max(now / before, before / now)
+
+
+@dataclass(frozen=True)
+class ForkRate:
+    """A fork's rate against the reference and the iterations it still needs to the target."""
+
+    rate: float  # reference iterations per fork iteration
+    position: float  # reference iteration equivalent to the fork's loss at its end
+    remaining: Estimate  # fork iterations after its end until the target
+
+
+def _rate_line(reference: ReferenceCurve, params: CurveParams, j: np.ndarray, losses: np.ndarray
+               ) -> tuple[float, float, float, float] | None:
+    """Theil–Sen line through K(l_c(j)) against j: (rate, its 80% low and high, position at the
+    fork's last iteration)."""
+    mapped = reference.iteration_at(losses, params)
+    finite = np.isfinite(mapped)
+    if finite.sum() < MIN_POINTS // 2 or np.ptp(j[finite]) <= 0:
+        return None
+    slope, intercept, low, high = stats.theilslopes(mapped[finite], j[finite], alpha=0.8)
+    return float(slope), float(low), float(high), float(intercept + slope * j[-1])
+
+
+def settling_iterations(momentum: float) -> float:
+    """Iterations a fork's fresh momentum buffer takes to build up: ≈ 1/(1 − μ), at least 4."""
+    return max(1.0 / (1.0 - min(momentum, 0.99)), 4.0)
+
+
+def fork_rate(reference: ReferenceCurve, fork: ProbeResult, target: float, momentum: float = 0.0
+              ) -> ForkRate | None:
+    """Rate and remaining iterations of ``fork`` (a probe started from a lineage's checkpoint).
+
+    The fork's first ``settling_iterations(momentum)`` (at most half the fork) are skipped. The
+    80% interval combines, in log space, the spread over the reference's bootstrap resamples and
+    the rate's own 80% interval (Theil–Sen), then widens for extrapolation distance.
+    """
+    if fork.diverged or fork.error:
+        return None
+    points = [(k - fork.start_iteration, loss) for k, _, loss in fork.curve
+              if k > fork.start_iteration and math.isfinite(loss)]
+    if len(points) < MIN_POINTS:
+        return None
+    j_all, l_all = (np.array(c, dtype=float) for c in zip(*points, strict=True))
+    settled = j_all >= min(j_all[-1] / 2, settling_iterations(momentum))
+    j, losses = j_all[settled], l_all[settled]
+    line = _rate_line(reference, reference.params, j, losses)
+    if line is None:
+        return None
+    rate, rate_low, rate_high, position = line
+    goal = float(reference.iteration_at(target)[0])
+    if not (rate > 0 and math.isfinite(goal)):
+        return ForkRate(rate, position, Estimate(math.inf, math.inf, math.inf))
+    value = max((goal - position) / rate, 0.0)
+    draws = []
+    for params in reference.samples:
+        sample = _rate_line(reference, params, j, losses)
+        sample_goal = float(reference.iteration_at(target, params)[0])
+        ok = sample is not None and sample[0] > 0 and math.isfinite(sample_goal)
+        draws.append(max((sample_goal - sample[3]) / sample[0], 0.0) if ok else math.inf)
+    low, high = (np.percentile(np.array(draws), INTERVAL, method="nearest") if draws else (value, value))
+    if value <= 0:
+        return ForkRate(rate, position, Estimate(0.0, 0.0, float(max(high, 0.0))))
+    below = math.log(value / low) if low > 0 else math.inf
+    above = math.log(high / value) if math.isfinite(high) else math.inf
+    rate_below = math.log(rate_high / rate) if rate_high > rate else 0.0  # a faster rate: fewer iterations
+    rate_above = math.log(rate / rate_low) if rate_low > 0 else math.inf
+    measured = fork.end_iteration
+    form = Z80 * FORM_SIGMA * math.log(max((measured + value) / measured, 1.0))
+    low = value * math.exp(-math.hypot(max(below, 0.0), rate_below) - form)
+    high = value * math.exp(math.hypot(max(above, 0.0), rate_above) + form)
+    return ForkRate(rate, position, Estimate(value, low, high))

@@ -1,0 +1,272 @@
+"""``ttc train``: the run itself as a lineage, re-planned at checkpoints (issue 13).
+
+A one-shot plan is a bet made at iteration zero. Omnivore re-tunes as training proceeds, from the
+model's current state, within about 10% of the run (Hadjis et al. 2016, §5); Pollux re-fits its
+goodput model online (Qiao et al., OSDI 2021). Here the run continues from the best state the
+study produced (the plan's own lineage: the warm-up and the plan's fork, never from scratch) in
+checkpoint segments. At re-plan points the run's own curve becomes the reference
+(predictor.reference_curve), a few neighbours of the current config are forked from the run's
+checkpoint, and the run switches to a challenger predicted to finish the rest of the run ≥ 5%
+sooner — continuing from the challenger's fork, whose iterations are not repeated.
+
+Call order, as the search: ``ask()`` the next requests (one run segment, or a batch of forks),
+run them, ``tell()`` each result; ``result()`` once ``done``. Re-plan points are geometric in the
+run's iterations (every doubling) — a long run is re-planned about log₂ as often as a short one —
+plus any checkpoint at which the run's measured progress leaves the last re-plan's 80% interval.
+All tuning (the study and every re-plan's forks) stays within ``max_overhead`` of the cluster-seconds
+the run has spent; the result's ``ttc_seconds`` counts every cluster-second from the first probe.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from predictor.lineages import merge
+from predictor.reference_curve import ReferenceCurve
+from predictor.search import CHANGE_MARGIN, ColdStartSearch
+from predictor.ttc_model import ForkPoint, TtcModel, conservative
+from predictor.types import Config, ProbeRequest, ProbeResult, json_safe
+
+CHECKPOINT_PROBES = 4  # a run segment is this many probe lengths: the most a crash can lose
+FIRST_REPLAN_PROBES = 8  # the first re-plan after this many probe lengths of run
+
+
+@dataclass
+class TrainingPhase:
+    """One stretch of the run with one config (DESIGN.md §7 *Training result*)."""
+
+    config: Config
+    iterations: int = 0
+    cluster_seconds: float = 0.0
+    loss_in: float = math.nan
+    loss_out: float = math.nan
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return json_safe({"config": self.config.to_dict(), "iterations": self.iterations,
+                          "cluster_seconds": self.cluster_seconds, "loss_in": self.loss_in,
+                          "loss_out": self.loss_out, "reason": self.reason})
+
+
+@dataclass
+class TrainingResult:
+    reached: bool
+    ttc_seconds: float
+    tuning_cluster_seconds: float
+    iterations: int
+    final_loss: float
+    phases: list[TrainingPhase] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return json_safe({
+            "reached": self.reached, "ttc_seconds": self.ttc_seconds,
+            "tuning_cluster_seconds": self.tuning_cluster_seconds, "iterations": self.iterations,
+            "final_loss": self.final_loss, "phases": [p.to_dict() for p in self.phases],
+        })
+
+
+class TrainingPlanner:
+    def __init__(self, search: ColdStartSearch, max_iterations: int = 1_000_000) -> None:
+        """``search``: the finished study (its plan, lineages and probes)."""
+        self.search = search
+        self.space, self.budget, self.target = search.space, search.budget, search.target
+        self.max_iterations = max_iterations
+        self.length = self.budget.probe_max_iterations
+        plan = search.plan("training")
+        probed = search.lineages.segments[plan.evidence[-1]].config if plan.evidence else plan.config
+        self.run: list[ProbeResult] = self._plan_lineage(probed)  # the run's segments so far
+        self.tuning: list[ProbeResult] = [p for p in search.probes if p not in self.run]
+        self.reasons: dict[str, str] = {self.run[0].probe_key: "the study's plan"} if self.run else {}
+        self._pending: dict[str, ProbeRequest] = {}
+        self._replan: tuple[ProbeResult, list[ProbeResult]] | None = None  # (tip, forks told)
+        self._last_replan = self._end_iteration()
+        self._replan_at = self._last_replan + FIRST_REPLAN_PROBES * self.length
+        self._band: tuple[float, float] | None = None  # 80% interval of the run's TTC, last re-plan
+
+    # -- the run's lineage ------------------------------------------------------------------------
+    def _plan_lineage(self, config: Config) -> list[ProbeResult]:
+        """The segments of the plan's lineage: the warm-up (if the plan forked from it) and the
+        plan's own segments, from the study's records."""
+        search = self.search
+        origin = search.fork.key if search.fork else None
+        chain = search.lineages.chain_of(origin, config.key())
+        if search.fork is not None and chain and chain[0].parent == search.fork.key:
+            recipe = search.warmup_config
+            warmup = search.lineages.chain_of(None, recipe.key()) if recipe else []
+            return [s for s in warmup if s.end_iteration <= search.fork.iteration] + chain
+        return chain or search.lineages.chain_of(None, config.key())
+
+    def _view(self) -> ProbeResult:
+        return merge(self.run)
+
+    def _end_iteration(self) -> int:
+        return self.run[-1].end_iteration if self.run else 0
+
+    @property
+    def done(self) -> bool:
+        if not self.run:
+            return True
+        view = self._view()
+        return bool(view.reached_iteration is not None or view.diverged or view.error
+                    or view.end_iteration >= self.max_iterations)
+
+    def tuning_cluster_seconds(self) -> float:
+        return self.search._cost_of(self.tuning)
+
+    def run_cluster_seconds(self) -> float:
+        return self.search._cost_of(self.run)
+
+    # -- ask / tell -----------------------------------------------------------------------------------
+    def ask(self) -> list[ProbeRequest]:
+        if self.done or self._pending:
+            return []
+        tip = self.run[-1]
+        length = min(CHECKPOINT_PROBES * self.length, self.max_iterations - tip.end_iteration)
+        requests = []
+        if tip.end_iteration >= self._replan_at or self._left_band():
+            forks = self._replan_requests(tip)
+            self._last_replan, self._replan_at = tip.end_iteration, 2 * tip.end_iteration
+            if forks:  # the incumbent is measured the same way: continued one probe length
+                length = self.length
+                self._replan = (tip, [])
+                requests += forks
+        requests.insert(0, ProbeRequest(tip.config, math.inf, length, tip.probe_key, tip.end_iteration))
+        self._pending = {r.key: r for r in requests}
+        return requests
+
+    def tell(self, result: ProbeResult) -> None:
+        request = self._pending.pop(result.probe_key, None)
+        if request is not None and request.forks:
+            self.tuning.append(result)
+        else:
+            self.run.append(result)
+        if self._replan is not None:
+            self._replan[1].append(result)
+            if not self._pending:
+                self._decide(*self._replan)
+                self._replan = None
+
+    # -- re-planning ----------------------------------------------------------------------------------
+    def _left_band(self) -> bool:
+        """The run's time to the target, re-read on its own longer curve, has left the 80% interval
+        the last re-plan gave it (checked at most once per re-plan interval's half)."""
+        tip = self.run[-1]
+        halfway = (self._last_replan + self._replan_at) / 2
+        if self._band is None or tip.end_iteration < halfway:
+            return False
+        reference = ReferenceCurve.fit(self._view().curve, self.target, samples=0)
+        if reference is None:
+            return False
+        remaining = float(reference.iteration_at(self.target)[0]) - tip.end_iteration
+        estimate = tip.end_seconds + max(remaining, 0.0) * tip.steady_seconds_per_iteration
+        return not self._band[0] <= estimate <= self._band[1]
+
+    def _replan_requests(self, tip: ProbeResult) -> list[ProbeRequest]:
+        """Forks of the current config's neighbours from the run's checkpoint, within the budget."""
+        room = self.budget.max_overhead * self.run_cluster_seconds() - self.tuning_cluster_seconds()
+        requests = []
+        for config in self._neighbours(tip.config):
+            request = ProbeRequest(config, self.budget.probe_seconds, self.length, tip.probe_key,
+                                   tip.end_iteration)
+            cost = self._cost(request)
+            if cost <= room:
+                requests.append(request)
+                room -= cost
+        return requests
+
+    def _cost(self, request: ProbeRequest) -> float:
+        speed = self.run[-1].steady_seconds_per_iteration
+        model = self.search.model
+        if model is not None and (estimate := model.speed(request.config)) is not None:
+            speed = estimate.value
+        return speed * request.max_iterations * request.config.devices / self.space.devices
+
+    def _neighbours(self, config: Config) -> list[Config]:
+        """Omnivore's re-tuning moves around the current config, most promising first: learning
+        rate and momentum (per g), then g, the batch size with the rate scaled linearly, DASO's
+        skips and the node count."""
+        space, out = self.space, []
+        lrs, momenta = sorted(space.learning_rates), sorted(space.momenta)
+        out += [config.replace(lr=config.lr * f) for f in (0.5, 2.0)
+                if lrs[0] / 3 <= config.lr * f <= lrs[-1] * 3]
+        out += [config.replace(momentum=m) for m in _adjacent(momenta, config.momentum)]
+        if config.strategy == "async_groups":
+            out += [config.replace(groups=g) for g in (config.groups // 2, config.groups * 2)
+                    if g >= 2 and config.devices % g == 0]
+        for batch in _adjacent(sorted(space.batch_sizes), config.batch_size):
+            out.append(config.replace(batch_size=batch, lr=config.lr * batch / config.batch_size))
+        if config.strategy == "daso":
+            skips = int(config.options.get("max_global_skips", 8))
+            out += [config.replace(options={**config.options, "max_global_skips": s})
+                    for s in (skips // 2, skips * 2) if s >= 1]
+        for nodes in _adjacent(space.node_counts(), config.nodes):
+            if config.groups == 1 or (nodes * config.devices_per_node) % config.groups == 0:
+                out.append(config.replace(nodes=nodes))
+        return list({c.key(): c for c in out if c.key() != config.key()}.values())
+
+    def _decide(self, tip: ProbeResult, told: list[ProbeResult]) -> None:
+        """Switch to the best fork when it is predicted to finish ≥ 5% sooner than the incumbent's
+        own continuation, both read against the run's curve up to the re-plan point."""
+        run_before = self.run[: self.run.index(tip) + 1]
+        reference = ReferenceCurve.fit(merge(run_before).curve, self.target)
+        if reference is None:
+            return
+        fork = ForkPoint(reference, tip.end_iteration, tip.end_seconds, tip.probe_key)
+        views = [r for r in told if not r.diverged and not r.error]
+        model = TtcModel(views, self.target, fork=fork, timings=self.search.probes + self.run + self.tuning)
+        continued = next((r for r in views if r.config.key() == tip.config.key()), None)
+        incumbent = model.predict(tip.config) if continued is not None else None
+        if incumbent is None:
+            return
+        self._band = (incumbent.ttc_low, incumbent.ttc_high)
+        scored = [(conservative(p), r) for r in views if r is not continued
+                  and (p := model.predict(r.config)) is not None]
+        if not scored:
+            return
+        best_score, best = min(scored, key=lambda item: item[0])
+        incumbent_score = conservative(incumbent)
+        if not (math.isfinite(best_score) and best_score <= (1 - CHANGE_MARGIN) * incumbent_score):
+            return
+        gain = 1 - best_score / incumbent_score if math.isfinite(incumbent_score) else 1.0
+        self.run.remove(continued)
+        self.tuning.append(continued)
+        self.tuning.remove(best)
+        self.run.append(best)
+        self.reasons[best.probe_key] = (f"re-plan at iteration {tip.end_iteration}: predicted to reach "
+                                        f"the target {gain:.0%} sooner than continuing")
+
+    # -- phases and the result -----------------------------------------------------------------------
+    def phases(self) -> list[TrainingPhase]:
+        """The run's segments grouped into phases of one config, with why each began."""
+        phases: list[TrainingPhase] = []
+        previous = math.nan
+        for segment in self.run:
+            if not phases or segment.config.key() != phases[-1].config.key():
+                reason = self.reasons.get(segment.probe_key, "the study's warm-up" if not phases else "")
+                phases.append(TrainingPhase(segment.config, loss_in=previous, reason=reason))
+            phase = phases[-1]
+            phase.iterations += segment.iterations
+            phase.cluster_seconds += self.search._cost_of([segment])
+            phase.loss_out = previous = segment.final_loss
+        return phases
+
+    def result(self) -> TrainingResult:
+        view = self._view()
+        reached = view.reached_iteration is not None
+        tuning = self.tuning_cluster_seconds()
+        return TrainingResult(
+            reached=reached,
+            ttc_seconds=(view.reached_seconds + tuning) if reached and view.reached_seconds else math.inf,
+            tuning_cluster_seconds=tuning,
+            iterations=int(view.reached_iteration if reached else view.end_iteration),
+            final_loss=view.final_loss, phases=self.phases(),
+        )
+
+
+def _adjacent(values: list[float] | list[int], current: float) -> list:  # type: ignore[type-arg]
+    """The values next to ``current`` in a sorted list (below and above)."""
+    below = [v for v in values if v < current]
+    above = [v for v in values if v > current]
+    return ([below[-1]] if below else []) + ([above[0]] if above else [])

@@ -1,0 +1,53 @@
+"""Optuna agrees with the plan (issue 14 §4): after ``agree``, the study's best trial is the plan's
+config and the plan is in the study's user attributes — over searches that end in each way."""
+
+from __future__ import annotations
+
+import math
+
+import optuna
+import pytest
+
+from predictor.agreement import PLAN_ATTR, agree
+from predictor.search import ColdStartSearch
+from predictor.types import Budget, json_safe
+from tests.predictor.test_search import LONG, SPACE, SyntheticCluster, few_bootstrap_samples  # noqa: F401
+
+PARAMS = ("strategy", "nodes", "groups", "batch_size", "lr", "momentum", "optimizer")
+BUDGETS = {
+    "one probe": (Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=1), 0.03),
+    "three probes": (Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=3), 0.03),
+    "twelve probes": (Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=12), 0.03),
+    "long, forked": (LONG, 0.03),
+    "short job": (Budget(probe_seconds=10.0, probe_max_iterations=200, max_probes=12), 0.5),
+}
+
+
+def assert_agrees(study: optuna.Study, plan: dict) -> None:
+    """``best_trial.params`` are the plan's config; the plan is stored whole."""
+    best = study.best_trial
+    assert best.params == {name: plan["config"][name] for name in PARAMS}
+    assert study.user_attrs[PLAN_ATTR] == plan
+    assert best.user_attrs["probe_key"] == plan["evidence"][-1]
+
+
+@pytest.mark.parametrize("name", list(BUDGETS))
+def test_the_best_trial_is_the_plan(name: str) -> None:
+    budget, target = BUDGETS[name]
+    storage = optuna.storages.InMemoryStorage()
+    study = optuna.create_study(study_name="s1", storage=storage, direction="minimize")
+    search = ColdStartSearch(SPACE, budget, target, study=study)
+    cluster = SyntheticCluster()
+    while requests := search.ask():
+        for request in requests:
+            search.tell(cluster.run(request, target))
+    plan = search.plan("s1")
+    agree(search, plan, storage, "s1")
+    loaded = optuna.load_study(study_name="s1", storage=storage)
+    assert_agrees(loaded, json_safe(plan.to_dict()))
+    assert len(loaded.trials) == len(search.probes)
+    for trial in loaded.trials:
+        if trial.state is optuna.trial.TrialState.COMPLETE:
+            assert trial.value >= loaded.best_value and not math.isnan(trial.value)
+        else:
+            assert trial.user_attrs["ttc_reason"]

@@ -1,0 +1,82 @@
+"""Forks measured against the warm-up's reference curve: rates and remaining iterations."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from predictor.reference_curve import ReferenceCurve, fork_rate
+from predictor.types import Config, ProbeResult
+
+WARMUP = 400
+CONFIG = Config("sync", 1, 2, batch_size=16, lr=0.1)
+
+
+def reference_loss(k: np.ndarray | float) -> np.ndarray:
+    return 0.05 + 2.0 * (np.asarray(k, dtype=float) + 1) ** -0.5
+
+
+def warmup_curve(noise: float = 0.0, seed: int = 0) -> list[tuple[int, float, float]]:
+    rng = np.random.default_rng(seed)
+    k = np.arange(0, WARMUP + 1, 4)
+    losses = reference_loss(k) * np.exp(rng.normal(0, noise, k.size))
+    return [(int(i), float(i) * 1e-3, float(loss)) for i, loss in zip(k, losses, strict=True)]
+
+
+def fork(rate: float, length: int = 50, noise: float = 0.0, seed: int = 1) -> ProbeResult:
+    """A fork whose loss follows the reference ``rate`` times as fast from the warm-up's end."""
+    rng = np.random.default_rng(seed)
+    j = np.arange(0, length + 1, 2)
+    losses = reference_loss(WARMUP + rate * j) * np.exp(rng.normal(0, noise, j.size))
+    curve = [(WARMUP + int(i), 0.4 + i * 1e-3, float(loss)) for i, loss in zip(j, losses, strict=True)]
+    return ProbeResult(CONFIG, length, length * 1e-3, curve, [1e-3] * length, start_iteration=WARMUP,
+                       start_seconds=0.4, parent="warmup")
+
+
+def exact_remaining(rate: float, target: float, length: int = 50) -> float:
+    goal = (2.0 / (target - 0.05)) ** 2 - 1  # K(target) of the reference
+    return (goal - (WARMUP + rate * length)) / rate
+
+
+@pytest.mark.parametrize("rate", [0.5, 1.0, 2.0])
+def test_a_rescaled_fork_is_read_at_its_rate(rate: float) -> None:
+    reference = ReferenceCurve.fit(warmup_curve())
+    assert reference is not None
+    measured = fork_rate(reference, fork(rate), target=0.12)
+    assert measured is not None
+    assert measured.rate == pytest.approx(rate, rel=0.05)
+    expected = exact_remaining(rate, 0.12)
+    assert measured.remaining.value == pytest.approx(expected, rel=0.05)
+    assert measured.remaining.low <= expected <= measured.remaining.high
+
+
+def test_with_noise_the_80pct_interval_covers_the_truth_at_least_70pct_of_the_time() -> None:
+    """1% noise on every evaluation, 20 seeded warm-ups and forks: the rate's own uncertainty and
+    the reference's both enter the interval, so it keeps its nominal coverage."""
+    expected, covered = exact_remaining(1.5, 0.12), 0
+    for seed in range(20):
+        reference = ReferenceCurve.fit(warmup_curve(noise=0.01, seed=seed))
+        assert reference is not None
+        measured = fork_rate(reference, fork(1.5, noise=0.01, seed=seed + 100), target=0.12)
+        assert measured is not None
+        covered += measured.remaining.low <= expected <= measured.remaining.high
+    assert covered >= 14
+
+
+def test_a_fork_that_does_not_improve_never_reaches() -> None:
+    reference = ReferenceCurve.fit(warmup_curve())
+    assert reference is not None
+    stalled = fork(1.0)
+    stalled.curve = [(k, t, stalled.curve[0][2]) for k, t, _ in stalled.curve]
+    measured = fork_rate(reference, stalled, target=0.12)
+    assert measured is not None and measured.remaining.value == math.inf
+
+
+def test_a_diverged_fork_says_nothing() -> None:
+    reference = ReferenceCurve.fit(warmup_curve())
+    assert reference is not None
+    diverged = fork(1.0)
+    diverged.diverged = True
+    assert fork_rate(reference, diverged, target=0.12) is None

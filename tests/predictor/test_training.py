@@ -1,0 +1,71 @@
+"""The training planner on the synthetic lineage cluster: it continues the study's best state,
+re-plans within its overhead budget, and reports one timeline."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from predictor.search import ColdStartSearch
+from predictor.training import TrainingPlanner
+from predictor.types import Budget
+from tests.predictor.test_search import SPACE, SyntheticCluster
+
+TARGET = 0.03
+
+
+@pytest.fixture(autouse=True)
+def few_bootstrap_samples(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("predictor.se_model.BOOTSTRAP_SAMPLES", 8)
+    monkeypatch.setattr("predictor.reference_curve.BOOTSTRAP_SAMPLES", 8)
+
+
+def trained(max_overhead: float = 0.1) -> tuple[ColdStartSearch, TrainingPlanner]:
+    budget = Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=40, max_overhead=max_overhead)
+    search = ColdStartSearch(SPACE, budget, TARGET)
+    cluster = SyntheticCluster()
+    while requests := search.ask():
+        for request in requests:
+            search.tell(cluster.run(request, TARGET))
+    planner = TrainingPlanner(search)
+    while requests := planner.ask():
+        for request in requests:
+            planner.tell(cluster.run(request, TARGET))
+    return search, planner
+
+
+def test_the_run_continues_the_study_and_reaches_the_target() -> None:
+    search, planner = trained()
+    result = planner.result()
+    assert result.reached and math.isfinite(result.ttc_seconds)
+    plan = search.plan("s")
+    assert planner.run[0].start_iteration == 0 and planner.run[0].parent is None  # from the study's own probe
+    assert all(s in search.probes for s in planner.run[: len(planner.run) - 1] if s.start_iteration == 0)
+    # every cluster-second counted once: the run's lineage time plus all tuning
+    run_seconds = planner._view().reached_seconds
+    assert result.ttc_seconds == pytest.approx(run_seconds + result.tuning_cluster_seconds)
+    assert result.phases[0].config.key() in {plan.config.key(), search.warmup_config.key()}
+    assert sum(p.iterations for p in result.phases) == planner._view().iterations
+
+
+def test_re_planning_never_spends_more_than_its_overhead_share_of_the_run() -> None:
+    for share in (0.05, 0.2):
+        search, planner = trained(max_overhead=share)
+        replans = [r for r in planner.tuning if r not in search.probes]
+        cost = search._cost_of(replans)
+        study = search.cluster_seconds() - search._cost_of(s for s in planner.run if s in search.probes)
+        assert cost + study <= share * planner.run_cluster_seconds() + 1e-9 or not replans
+
+
+def test_a_switch_keeps_the_fork_s_progress_and_says_why() -> None:
+    _, planner = trained(max_overhead=0.2)
+    result = planner.result()
+    switched = [p for p in result.phases[1:] if p.reason.startswith("re-plan")]
+    for phase in switched:
+        assert phase.iterations > 0 and phase.loss_in <= result.phases[0].loss_out  # continues, not restarts
+    payload = result.to_dict()
+    assert set(payload) == {"reached", "ttc_seconds", "tuning_cluster_seconds", "iterations", "final_loss",
+                            "phases"}
+    assert all(set(p) == {"config", "iterations", "cluster_seconds", "loss_in", "loss_out", "reason"}
+               for p in payload["phases"])
