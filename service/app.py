@@ -11,12 +11,16 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
 
 from service import crud
 from service.api import ROUTERS
+from service.api.errors import validation_error
+from service.api_docs import docs_router
 from service.db import Database
 from service.metrics import Metrics
 from service.orchestration import dispose_optuna_storages
+from service.request_guard import RequestGuard
 from service.scheduler import StudyScheduler
 from service.settings import Settings, get_settings
 from service.timing import TimingMiddleware
@@ -43,7 +47,11 @@ def create_app(settings: Settings | None = None, *, run_studies: bool = True) ->
         with db.read() as session:
             return crud.count_by_state(session)
 
-    metrics = Metrics(study_counts)
+    def probe_counts() -> dict[str, int]:
+        with db.read() as session:
+            return crud.count_probes_by_state(session)
+
+    metrics = Metrics(study_counts, probe_counts)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -65,12 +73,18 @@ def create_app(settings: Settings | None = None, *, run_studies: bool = True) ->
         version="0.1.0",
         summary="Time-to-convergence optimizer: probe, predict, plan.",
         lifespan=lifespan,
+        docs_url=None,  # served offline by docs_router, not from a CDN
+        redoc_url=None,
     )
     app.state.settings, app.state.db, app.state.metrics, app.state.scheduler = settings, db, metrics, None
 
-    app.add_middleware(TimingMiddleware, metrics=metrics, max_body_bytes=settings.max_spec_bytes)
+    app.add_exception_handler(RequestValidationError, validation_error)
+    # Added last, runs first: latency is recorded for refused requests too.
+    app.add_middleware(RequestGuard, api_token=settings.api_token, max_body_bytes=settings.max_spec_bytes)
+    app.add_middleware(TimingMiddleware, metrics=metrics)
     for router in ROUTERS:
         app.include_router(router)
+    app.include_router(docs_router(app.openapi_url or "/openapi.json", app.title))
     dashboard = _dashboard_router()
     if dashboard is not None:
         app.include_router(dashboard)

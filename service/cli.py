@@ -1,46 +1,46 @@
 """The ``ttc`` command line (DESIGN.md §7 *CLI*).
 
-Exit codes: 0 plan/run reached, 1 internal error, 2 bad spec or config, 3 target not reachable
-within the budget.
+Exit codes: 0 plan/run/training reached, 1 internal error (or every probe failed on the cluster), 2 bad
+spec or config (or a Ray cluster that cannot hold the spec's cluster), 3 target not reachable
+within the budget, 4 the service is unreachable or refused the call (``--server``: connection
+failed, 401, 5xx).
+
+Imports of torch, Ray, Optuna, SQLAlchemy and FastAPI happen inside the commands that need them:
+``ttc --help`` and ``ttc studies list --server`` then start in a fraction of a second instead of
+the ~9 s that importing them all takes.
 """
 
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 import logging
 import math
+import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
+from rich.markup import escape
 
-from predictor import TargetUnreachable
-from predictor.types import json_safe
-from service.cli_progress import TuneProgress
+from service.cli_exit import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_SERVICE, EXIT_UNREACHABLE
+from service.cli_output import make_console, quiet_ray
+from service.cli_plan import print_plan, seconds_text
 from service.cli_studies import studies_app
-from service.db import Database
-from service.orchestration import StudyRunner
-from service.run_configs import (
-    ConfigArgumentError,
-    RunTarget,
-    check_fits,
-    execute_configs,
-    parse_config_argument,
-    predict_config,
-)
-from service.settings import get_settings
-from worker.spec import Spec, SpecError, load_spec
+from service.cli_train import train as train_command
 
-EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_UNREACHABLE = 0, 1, 2, 3
+if TYPE_CHECKING:
+    from predictor.types import ProbeResult
+    from service.cli_progress import TuneProgress
+    from service.run_configs import RunTarget
+    from worker.spec import Spec
 
 app = typer.Typer(add_completion=False, help="Find the training configuration that converges soonest.")
 app.add_typer(studies_app, name="studies")
-err = Console(stderr=True)
-out = Console()
+app.command("train")(train_command)
+err = make_console(stderr=True)
+out = make_console()
 
 SpecArg = Annotated[Path, typer.Argument(help="job spec, YAML or JSON")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="machine-readable output only")]
@@ -49,11 +49,18 @@ MaxTtcOpt = Annotated[float | None, typer.Option(
 
 
 def _fail(code: int, message: str) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
     return typer.Exit(code)
 
 
+def _report_failure(key: str, error: str) -> None:
+    """A probe that failed on the cluster, said at once and whole (its prune reason says the same)."""
+    err.print(f"[red]probe failed:[/] {escape(key)}: {escape(error)}", highlight=False)
+
+
 def _emit(payload: Any, as_json: bool, out_file: Path | None = None) -> None:
+    from predictor.types import json_safe
+
     text = json.dumps(json_safe(payload), indent=2)
     if out_file is not None:
         out_file.write_text(text + "\n")
@@ -63,6 +70,8 @@ def _emit(payload: Any, as_json: bool, out_file: Path | None = None) -> None:
 
 def _progress(as_json: bool, max_probes: int) -> TuneProgress | None:
     """The live display, for people only: not with --json, not when stderr is a pipe or a CI log."""
+    from service.cli_progress import TuneProgress
+
     return None if as_json or not err.is_terminal else TuneProgress(err, max_probes)
 
 
@@ -75,6 +84,10 @@ def tune(
     max_ttc: MaxTtcOpt = None,
 ) -> None:
     """Probe the search space and print the plan with the lowest predicted time to convergence."""
+    from predictor.types import json_safe
+    from service.settings import get_settings
+    from worker.spec import SpecError, load_spec
+
     try:
         spec = load_spec(spec_path)
     except SpecError as exc:
@@ -86,26 +99,67 @@ def tune(
         payload = _tune_locally(spec, settings.database_url, settings.ray_address, as_json)
     _emit(payload, as_json, out_file)
     if not as_json:
-        _print_plan(payload)
+        print_plan(payload)
     predicted = json_safe(payload)["predicted"]["ttc_seconds"]
-    if max_ttc is not None and (predicted is None or predicted > max_ttc):
-        raise _fail(EXIT_UNREACHABLE, f"the plan's predicted TTC {_seconds(predicted)} exceeds "
+    if max_ttc is not None and predicted is None:
+        raise _fail(EXIT_UNREACHABLE, f"--max-ttc {max_ttc:g}s cannot be checked: the plan's evidence "
+                                      "supports no predicted TTC (see its confidence)")
+    if max_ttc is not None and predicted > max_ttc:
+        raise _fail(EXIT_UNREACHABLE, f"the plan's predicted TTC {seconds_text(predicted)} exceeds "
                                       f"--max-ttc {max_ttc:g}s")
 
 
+def _check_cluster(spec: Spec, ray_address: str | None) -> None:
+    """A ``backend: ray`` spec the cluster cannot hold is a bad spec: exit 2 before any study exists."""
+    if spec.cluster.backend != "ray":
+        return
+    from worker.ray_backend.connect import ensure_ray
+    from worker.ray_backend.feasibility import check_feasible
+    from worker.spec import SpecError
+
+    ensure_ray(ray_address)
+    try:
+        check_feasible(spec)
+    except SpecError as exc:
+        raise _fail(EXIT_BAD_INPUT, str(exc)) from None
+
+
 def _tune_locally(spec: Spec, database_url: str, ray_address: str | None, as_json: bool) -> dict[str, Any]:
+    from predictor import TargetUnreachable
+    from service.db import Database
+    from service.orchestration import StudyRunner
+    from worker.spec import SpecError
+
+    quiet_ray()
+    _check_cluster(spec, ray_address)
     db = Database(database_url)
     db.migrate()
     bar = _progress(as_json, spec.budget.max_probes)
     on_progress = None if bar is None else (lambda p: bar.update(p.probes_done, p.best_ttc))
-    runner = StudyRunner(db, ray_address, on_progress=on_progress)
+    failures: list[str] = []
+    probes = 0
+
+    def on_probe(result: ProbeResult) -> None:
+        nonlocal probes
+        probes += 1
+        if result.error:
+            failures.append(result.error)
+            _report_failure(result.config.key(), result.error)
+
+    runner = StudyRunner(db, ray_address, on_progress=on_progress, on_probe=on_probe)
     study_id = runner.submit(spec)
     if not as_json:
         err.print(f"study {study_id} · recorded in {database_url}", highlight=False)
     try:
         with bar or contextlib.nullcontext():
             plan = runner.run(study_id)
+    except SpecError as exc:  # InfeasibleCluster: Ray nodes left since _check_cluster
+        runner.fail(study_id, f"{type(exc).__name__}: {exc}")
+        raise _fail(EXIT_BAD_INPUT, str(exc)) from None
     except TargetUnreachable as exc:
+        if probes and len(failures) == probes:
+            raise _fail(EXIT_INTERNAL, f"every probe failed on the cluster ({probes}); the first: "
+                                       f"{failures[0]}") from None
         raise _fail(EXIT_UNREACHABLE, str(exc)) from None
     return plan.to_dict()
 
@@ -119,17 +173,20 @@ def _tune_on_server(server: str, spec: Spec, token: str | None, as_json: bool) -
 
     def show(kind: str, data: dict[str, Any]) -> None:
         nonlocal finished
-        if kind == "submitted":
+        if kind == "submitted" and not as_json:
             err.print(f"study {data['study_id']} · on {server}", highlight=False)
-        elif kind == "probe_finished" and bar is not None:
-            finished += 1
-            bar.update(finished, data.get("predicted_ttc"))
+        elif kind == "probe_finished":
+            if data.get("error"):
+                _report_failure(data.get("key", f"#{data.get('probe')}"), data["error"])
+            if bar is not None:
+                finished += 1
+                bar.update(finished, data.get("predicted_ttc"))
 
     try:
         with bar or contextlib.nullcontext():
-            outcome = tune_remote(server, spec, token, on_event=None if as_json else show)
+            outcome = tune_remote(server, spec, token, on_event=show)
     except RemoteError as exc:
-        raise _fail(EXIT_BAD_INPUT if exc.bad_input else EXIT_INTERNAL, str(exc)) from None
+        raise _fail(EXIT_BAD_INPUT if exc.bad_input else EXIT_SERVICE, str(exc)) from None
     if outcome.state == "unreachable":
         raise _fail(EXIT_UNREACHABLE, outcome.error or "target unreachable within the budget")
     if outcome.plan is None:
@@ -137,41 +194,11 @@ def _tune_on_server(server: str, spec: Spec, token: str | None, as_json: bool) -
     return outcome.plan
 
 
-def _seconds(value: float | None) -> str:
-    """Seconds for people; ``None`` is an unbounded (JSON-safe infinite) value."""
-    return "∞" if value is None or not math.isfinite(value) else f"{value:.4g}s"
-
-
-def _print_plan(plan: dict[str, Any]) -> None:
-    plan = json_safe(plan)
-    config, predicted, baseline = plan["config"], plan["predicted"], plan["baseline"]
-    speedup = (baseline["predicted_ttc_seconds"] or math.inf) / predicted["ttc_seconds"]
-    out.print(f"[bold]Plan for study {plan['study_id']}[/]", highlight=False)
-    out.print(
-        f"  config     {config['strategy']} · {config['nodes']}×{config['devices_per_node']} devices · "
-        f"g={config['groups']} · batch {config['batch_size']}/device · lr {config['lr']:.4g} · "
-        f"momentum {config['momentum']:.2g} · {config['optimizer']}",
-        highlight=False,
-    )
-    out.print(
-        f"  predicted  TTC {_seconds(predicted['ttc_seconds'])} (80%: {_seconds(predicted['ttc_low'])}–"
-        f"{_seconds(predicted['ttc_high'])}) = {predicted['seconds_per_iteration']:.3g} s/it × "
-        f"{predicted['iterations']:.0f} it",
-        highlight=False,
-    )
-    out.print(
-        f"  baseline   sync, lr {baseline['config']['lr']:.4g}, momentum 0.9: "
-        f"{_seconds(baseline['predicted_ttc_seconds'])} → speedup {speedup:.2f}×",
-        highlight=False,
-    )
-    out.print(
-        f"  probes     {plan['probes']['count']} · {plan['probes']['cluster_seconds']:.4g} cluster-seconds",
-        highlight=False,
-    )
-
-
 def _load_inputs(spec_path: Path, config: str, with_baseline: bool) -> tuple[Spec, list[RunTarget]]:
     """The spec and the configurations to train, checked against the spec's cluster (exit 2 if bad)."""
+    from service.run_configs import ConfigArgumentError, check_fits, parse_config_argument
+    from worker.spec import SpecError, load_spec
+
     try:
         spec = load_spec(spec_path)
         targets = parse_config_argument(config, with_baseline=with_baseline)
@@ -189,14 +216,32 @@ def run(
     max_seconds: Annotated[float, typer.Option(help="cluster seconds before giving up")] = math.inf,
     max_iterations: Annotated[int, typer.Option(help="iterations before giving up")] = 100_000,
     with_baseline: Annotated[bool, typer.Option(help="with a plan, also run its baseline")] = False,
+    server: Annotated[str | None, typer.Option(
+        help="record the measured runs on a ttc service at this URL (training still runs here)")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Train configurations to the target and print the measured time to convergence."""
+    from service.db import Database
+    from service.remote import RemoteError
+    from service.remote_runs import check_service, record_runs_remote
+    from service.run_configs import record_runs
+    from service.settings import get_settings
+
     spec, targets = _load_inputs(spec_path, config, with_baseline)
     settings = get_settings()
-    db = Database(settings.database_url)
-    db.migrate()
-    results = execute_configs(spec, targets, db, settings.ray_address, max_seconds, max_iterations)
+    quiet_ray()
+    try:
+        if server is not None:
+            check_service(server)
+        results = _execute(spec, targets, settings.ray_address, max_seconds, max_iterations)
+        if server is not None:
+            record_runs_remote(server, settings.api_token, targets, results)
+        else:
+            db = Database(settings.database_url)
+            db.migrate()
+            record_runs(db, targets, results)
+    except RemoteError as exc:
+        raise _fail(EXIT_BAD_INPUT if exc.bad_input else EXIT_SERVICE, str(exc)) from None
     if as_json:
         _emit(results if len(results) > 1 else results[0], True)
     else:
@@ -206,11 +251,25 @@ def run(
         raise typer.Exit(EXIT_UNREACHABLE)
 
 
+def _execute(
+    spec: Spec, targets: list[RunTarget], ray_address: str | None, max_seconds: float, max_iterations: int
+) -> list[dict[str, Any]]:
+    """``execute_configs``, with a cluster that cannot hold the spec reported as exit 2."""
+    from service.run_configs import execute_configs
+    from worker.spec import SpecError
+
+    try:
+        return execute_configs(spec, targets, ray_address, max_seconds, max_iterations)
+    except SpecError as exc:  # InfeasibleCluster
+        raise _fail(EXIT_BAD_INPUT, str(exc)) from None
+
+
 def _print_run(result: dict[str, Any]) -> None:
     c = result["config"]
     label = result.get("label", "config")
     line = (
-        f"[bold]{label}[/] {c['strategy']} g={c['groups']} b={c['batch_size']} lr={c['lr']:.4g} "
+        f"[bold]{label}[/] {c['strategy']} {c['nodes']}×{c['devices_per_node']} g={c['groups']} "
+        f"b={c['batch_size']} lr={c['lr']:.4g} "
         f"μ={c['momentum']:.2g}: "
     )
     if result["reached"]:
@@ -220,9 +279,13 @@ def _print_run(result: dict[str, Any]) -> None:
         )
     else:
         line += f"[red]did not reach the target[/] in {result['iterations']} it"
+        if result.get("error"):
+            line += f": {escape(result['error'])}"
     predicted = result.get("predicted_ttc_seconds")
-    if predicted:
+    if predicted is not None and math.isfinite(predicted):
         line += f" · predicted {predicted:.4g}s"
+    else:
+        line += " · no supported prediction"
     out.print(line, highlight=False)
 
 
@@ -233,8 +296,16 @@ def predict(
     as_json: JsonOpt = False,
 ) -> None:
     """Predict one configuration's TTC from a single short probe of it."""
+    from service.run_configs import predict_config
+    from service.settings import get_settings
+    from worker.spec import SpecError
+
     spec, targets = _load_inputs(spec_path, config, with_baseline=False)
-    predictions = predict_config(spec, [t.config for t in targets], get_settings().ray_address)
+    quiet_ray()
+    try:
+        predictions = predict_config(spec, [t.config for t in targets], get_settings().ray_address)
+    except SpecError as exc:  # InfeasibleCluster
+        raise _fail(EXIT_BAD_INPUT, str(exc)) from None
     _emit(predictions if len(predictions) > 1 else predictions[0], True)
     if any(p["predicted"] is None for p in predictions):
         raise typer.Exit(EXIT_UNREACHABLE)
@@ -244,25 +315,26 @@ def predict(
 def serve(
     host: Annotated[str | None, typer.Option(help="default TTC_HOST or 127.0.0.1")] = None,
     port: Annotated[int | None, typer.Option(help="default TTC_PORT or 8000")] = None,
+    workers: Annotated[int, typer.Option(min=1, max=64, help="API worker processes")] = 1,
+    studies: Annotated[bool, typer.Option(help="run studies (in an orchestrator process); "
+                                               "--no-studies serves the API only")] = True,
 ) -> None:
-    """Run the REST service (and the dashboard): studies run here, probes on Ray."""
-    import uvicorn
-
-    from service.app import create_app
+    """Run the REST service and the dashboard: the API in --workers processes, studies in an
+    orchestrator process of their own, probes on Ray."""
+    from service.serve import serve as run_service
+    from service.settings import get_settings
 
     settings = get_settings()
     logging.getLogger().setLevel(logging.INFO)
-    app = create_app(settings)
-    # torch, Ray and Optuna leave ~300k long-lived objects; a full collection walking them takes
-    # ~150 ms, a stall every client would see. Frozen, they are never walked again.
-    gc.collect()
-    gc.freeze()
-    uvicorn.run(app, host=host or settings.host, port=port or settings.port,
-                log_level="info", access_log=False)
+    run_service(settings, host or settings.host, port or settings.port, workers, studies)
 
 
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    # Run from a workload module's directory, `ttc` imports it as `python -m` would; appended, so
+    # a local file never shadows an installed package. The Ray workers get it via runtime_env.
+    if os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())
     try:
         code = app(standalone_mode=False)  # not standalone, click returns an Exit's code instead of raising
         sys.exit(code if isinstance(code, int) else EXIT_OK)
@@ -279,5 +351,5 @@ def main() -> None:
         if isinstance(exc, click.exceptions.Abort):
             sys.exit(130)
         logging.getLogger("ttc").debug("internal error", exc_info=True)
-        err.print(f"[bold red]internal error:[/] {type(exc).__name__}: {exc}", highlight=False)
+        err.print(f"[bold red]internal error:[/] {type(exc).__name__}: {escape(str(exc))}", highlight=False)
         sys.exit(EXIT_INTERNAL)

@@ -1,15 +1,30 @@
-"""Keyword-only reads and writes; routes and the runner never write SQL themselves."""
+"""Keyword-only reads and writes; routes, the dashboard, the CLI and the runner never write SQL."""
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, func, or_, select, text, update
+from sqlalchemy import Connection, bindparam, case, delete, func, or_, select, text, update
 from sqlalchemy.orm import Session
 
-from predictor.types import Config, Plan, ProbeResult
-from service.db.models import ACTIVE_STATES, TERMINAL_STATES, Event, Lease, Probe, Run, Study, now
+from predictor.types import Config, Plan, ProbeRequest, ProbeResult, json_safe
+from service.db.models import (
+    ACTIVE_STATES,
+    TERMINAL_STATES,
+    TRAINING_TERMINAL_STATES,
+    Event,
+    Lease,
+    Probe,
+    ProbeState,
+    Run,
+    Study,
+    Training,
+    TrainingSegment,
+    now,
+)
 
 
 # -- studies -------------------------------------------------------------------------------------
@@ -87,11 +102,30 @@ def set_plan(session: Session, *, study_id: str, plan: Plan) -> None:
     set_state(session, study_id=study_id, state="done")
 
 
-def request_cancel(session: Session, *, study_id: str) -> Study:
-    """Cancel at once when nobody runs the study yet; otherwise ask its runner to stop."""
+def cancellable(session: Session, *, study_id: str) -> bool:
+    """Whether there is anything left to cancel: the study itself, or its unfinished training."""
     study = _study(session, study_id)
+    if study.state not in TERMINAL_STATES:
+        return True
+    training = session.get(Training, study_id)
+    return training is not None and training.state not in TRAINING_TERMINAL_STATES
+
+
+def request_cancel(session: Session, *, study_id: str) -> Study:
+    """Cancel at once when nobody runs the study yet; otherwise ask its runner to stop. A done study
+    whose training is unfinished has its training cancelled the same way (``cancel_requested``)."""
+    study = _study(session, study_id)
+    training = session.get(Training, study_id)
+    if study.state in TERMINAL_STATES and training is not None:
+        if training.state == "pending":
+            set_training_state(session, study_id=study_id, state="cancelled", error="cancelled on request")
+        elif training.state not in TRAINING_TERMINAL_STATES:
+            study.cancel_requested = True
+        return study
     if study.state == "pending":
         set_state(session, study_id=study_id, state="cancelled")
+        if training is not None and training.state == "pending":
+            set_training_state(session, study_id=study_id, state="cancelled", error="cancelled on request")
     elif study.state not in TERMINAL_STATES:
         study.cancel_requested = True
     return study
@@ -141,11 +175,27 @@ def finish_probe(
     probe.finished_at = now()
     final_loss = result.final_loss
     add_event(session, study_id=probe.study_id, kind="probe_finished", data={
-        "probe": probe.number, "key": probe.key, "state": probe.state, "predicted_ttc": predicted_ttc,
+        "probe": probe.number, "key": probe.key, "state": probe.state,
+        "predicted_ttc": json_safe(predicted_ttc),
         "final_loss": final_loss if final_loss == final_loss else None, "iterations": result.iterations,
         "seconds": result.seconds, "error": result.error,
     })
     return probe
+
+
+def cancel_unfinished_probes(session: Session, *, study_id: str) -> int:
+    """Probes of an ended study that never got a result: no row stays ``running`` after its study."""
+    return session.execute(
+        update(Probe).where(Probe.study_id == study_id, Probe.result.is_(None), Probe.state == "running")
+        .values(state="cancelled", finished_at=now())
+    ).rowcount
+
+
+def cancel_requested_among(session: Session, *, study_ids: list[str]) -> list[str]:
+    """Which of these studies a client asked to cancel (the scheduler checks at every heartbeat)."""
+    if not study_ids:
+        return []
+    return list(session.scalars(select(Study.id).where(Study.id.in_(study_ids), Study.cancel_requested)))
 
 
 def finished_probes(session: Session, *, study_id: str) -> dict[str, ProbeResult]:
@@ -167,6 +217,32 @@ def count_probes_by_state(session: Session, *, study_id: str | None = None) -> d
     return dict(session.execute(query).all())
 
 
+@dataclass(frozen=True)
+class ProbeTotals:
+    """One study's probes: finished, still running, and the lowest predicted TTC among them."""
+
+    finished: int = 0
+    running: int = 0
+    best_predicted_ttc: float | None = None
+
+
+def probe_totals(session: Session, *, study_ids: list[str]) -> dict[str, ProbeTotals]:
+    """Per-study probe aggregates, computed in SQL so a studies list never loads loss curves."""
+    if not study_ids:
+        return {}
+    rows = session.execute(
+        select(
+            Probe.study_id,
+            func.count(Probe.finished_at),
+            func.sum(case((Probe.state == "running", 1), else_=0)),
+            func.min(Probe.predicted_ttc),
+        )
+        .where(Probe.study_id.in_(study_ids))
+        .group_by(Probe.study_id)
+    )
+    return {sid: ProbeTotals(finished, int(running or 0), best) for sid, finished, running, best in rows}
+
+
 # -- runs ----------------------------------------------------------------------------------------
 def record_run(session: Session, *, study_id: str | None, config: Config, result: dict[str, Any]) -> Run:
     """Record a run; a plan made against another database (its study is not here) runs unlinked."""
@@ -176,6 +252,135 @@ def record_run(session: Session, *, study_id: str | None, config: Config, result
     session.add(run)
     session.flush()
     return run
+
+
+def list_runs(session: Session, *, study_id: str) -> list[Run]:
+    """Executed runs of a study's configs (``ttc run --config PLAN``), oldest first."""
+    return list(session.scalars(select(Run).where(Run.study_id == study_id).order_by(Run.id)))
+
+
+def run_count(session: Session, *, study_id: str) -> int:
+    return session.scalar(select(func.count()).select_from(Run).where(Run.study_id == study_id)) or 0
+
+
+# -- trainings (ttc train) ----------------------------------------------------------------------
+def create_training(
+    session: Session, *, study_id: str, max_iterations: int, max_overhead: float | None = None
+) -> Training:
+    """Attach a training to a study; a failed or cancelled one starts again (its segments kept)."""
+    _study(session, study_id)
+    training = session.get(Training, study_id)
+    if training is not None:
+        if training.state not in ("failed", "cancelled"):
+            raise ValueError(f"study {study_id} already has a training ({training.state})")
+        training.state, training.error = "pending", None
+        training.max_iterations, training.max_overhead = max_iterations, max_overhead
+        study = _study(session, study_id)
+        study.cancel_requested = study.cancel_requested and study.state not in TERMINAL_STATES
+    else:
+        training = Training(study_id=study_id, state="pending", max_iterations=max_iterations,
+                            max_overhead=max_overhead)
+        session.add(training)
+        session.flush()
+    add_event(session, study_id=study_id, kind="training", data={"state": "pending"})
+    return training
+
+
+def get_training(session: Session, *, study_id: str) -> Training | None:
+    return session.get(Training, study_id)
+
+
+def unfinished_training_ids(session: Session) -> list[str]:
+    """Studies whose training is still to run (pending, or running when its service died)."""
+    rows = session.scalars(
+        select(Training.study_id).where(Training.state.not_in(TRAINING_TERMINAL_STATES))
+        .order_by(Training.created_at, Training.study_id)
+    )
+    return list(rows)
+
+
+def set_training_state(session: Session, *, study_id: str, state: str, error: str | None = None) -> None:
+    training = session.get(Training, study_id)
+    if training is None:
+        raise KeyError(study_id)
+    if training.state != state:
+        add_event(session, study_id=study_id, kind="training",
+                  data={"state": state, **({"error": error} if error else {})})
+    training.state, training.error = state, error
+
+
+def set_training_progress(
+    session: Session, *, study_id: str, result: dict[str, Any], timeline: dict[str, Any]
+) -> None:
+    """The Training result so far (phases included) and the timeline the dashboard draws."""
+    training = session.get(Training, study_id)
+    if training is None:
+        raise KeyError(study_id)
+    training.result, training.timeline = result, timeline
+
+
+def record_training_segment(
+    session: Session, *, study_id: str, request: ProbeRequest, result: ProbeResult, role: str
+) -> TrainingSegment:
+    """A finished run segment or re-plan fork; never run again once recorded."""
+    number = session.scalar(select(func.count()).where(TrainingSegment.study_id == study_id)) or 0
+    segment = TrainingSegment(study_id=study_id, number=number, key=request.key, role=role,
+                              request=json_safe(request.to_dict()), result=result.to_dict())
+    session.add(segment)
+    session.flush()
+    final_loss = result.final_loss
+    add_event(session, study_id=study_id, kind="training_segment", data={
+        "segment": number, "key": request.key, "role": role, "iterations": result.iterations,
+        "end_iteration": result.end_iteration, "seconds": json_safe(result.seconds),
+        "final_loss": json_safe(final_loss), "error": result.error,
+    })
+    return segment
+
+
+def segment_request(data: dict[str, Any]) -> ProbeRequest:
+    """A stored segment's request (a run segment's unbounded seconds are stored as null)."""
+    seconds = data.get("seconds")
+    return ProbeRequest.from_dict({**data, "seconds": math.inf if seconds is None else seconds})
+
+
+def training_segments(session: Session, *, study_id: str) -> dict[str, ProbeResult]:
+    """Every recorded segment's result by its probe key, in the order they arrived."""
+    rows = session.scalars(select(TrainingSegment).where(TrainingSegment.study_id == study_id)
+                           .order_by(TrainingSegment.number))
+    return {row.key: ProbeResult.from_dict(row.result) for row in rows}
+
+
+def count_training_segments(session: Session, *, study_id: str) -> int:
+    return session.scalar(select(func.count()).select_from(TrainingSegment)
+                          .where(TrainingSegment.study_id == study_id)) or 0
+
+
+# -- probe end states (checkpoints) ---------------------------------------------------------------
+def put_state(session: Session, *, study_id: str, key: str, data: bytes) -> None:
+    """Store probe ``key``'s end state (serialized); a retried probe's replaces the old one."""
+    row = session.get(ProbeState, (study_id, key))
+    if row is None:
+        session.add(ProbeState(study_id=study_id, key=key, data=data))
+    else:
+        row.data = data
+
+
+def get_state(session: Session, *, study_id: str, key: str) -> bytes | None:
+    return session.scalar(select(ProbeState.data).where(ProbeState.study_id == study_id,
+                                                         ProbeState.key == key))
+
+
+def state_keys(session: Session, *, study_id: str) -> list[str]:
+    return list(session.scalars(select(ProbeState.key).where(ProbeState.study_id == study_id)
+                                .order_by(ProbeState.key)))
+
+
+def prune_states(session: Session, *, study_id: str, keep: set[str]) -> int:
+    """Drop the study's states no later probe can start from (every one but ``keep``)."""
+    query = delete(ProbeState).where(ProbeState.study_id == study_id)
+    if keep:
+        query = query.where(ProbeState.key.not_in(sorted(keep)))
+    return session.execute(query).rowcount
 
 
 # -- events --------------------------------------------------------------------------------------
@@ -190,6 +395,11 @@ def events_after(session: Session, *, study_id: str, after: int = 0, limit: int 
         select(Event).where(Event.study_id == study_id, Event.id > after).order_by(Event.id).limit(limit)
     )
     return list(rows)
+
+
+def last_event_id(session: Session, *, study_id: str) -> int:
+    """The study's newest event id (the event stream's cursor; 0 without events)."""
+    return session.scalar(select(func.max(Event.id)).where(Event.study_id == study_id)) or 0
 
 
 # -- leases --------------------------------------------------------------------------------------
@@ -226,6 +436,11 @@ def renew_lease(session: Session, *, study_id: str, owner: str, seconds: float) 
 
 def release_lease(session: Session, *, study_id: str, owner: str) -> None:
     session.execute(delete(Lease).where(Lease.study_id == study_id, Lease.owner == owner))
+
+
+def count_live_leases(session: Session) -> int:
+    """Studies some orchestrator is running now (its lease not expired), whichever process it is."""
+    return session.scalar(select(func.count()).select_from(Lease).where(Lease.expires_at > now())) or 0
 
 
 def lease_expires_at(session: Session, *, study_id: str) -> datetime | None:

@@ -1,7 +1,9 @@
-"""Prometheus metrics of one app: studies by state, probes, probe seconds, request latency.
+"""Prometheus metrics of one app: studies and probes by state, probe seconds, request latency.
 
-Each app owns its registry (tests build many apps in one process); study counts are read from
-the database at scrape time, so every replica reports the same truth.
+Each app owns its registry (tests build many apps in one process); study and probe counts are
+read from the database at scrape time, so every replica reports the same truth, including an
+API worker of ``ttc serve`` whose studies run in the orchestrator process. The probe counter and
+histogram count what this process's own scheduler ran (``create_app(run_studies=True)``).
 """
 
 from __future__ import annotations
@@ -15,21 +17,26 @@ from prometheus_client.registry import Collector
 from predictor.types import ProbeResult
 
 
-class _StudyStates(Collector):
-    def __init__(self, counts: Callable[[], dict[str, int]]) -> None:
-        self.counts = counts
+class _States(Collector):
+    """A gauge by state, counted in the database when scraped."""
+
+    def __init__(self, name: str, documentation: str, counts: Callable[[], dict[str, int]]) -> None:
+        self.name, self.documentation, self.counts = name, documentation, counts
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        family = GaugeMetricFamily("ttc_studies", "studies in the database by state", labels=["state"])
+        family = GaugeMetricFamily(self.name, self.documentation, labels=["state"])
         for state, count in sorted(self.counts().items()):
             family.add_metric([state], count)
         yield family
 
 
 class Metrics:
-    def __init__(self, study_counts: Callable[[], dict[str, int]]) -> None:
+    def __init__(self, study_counts: Callable[[], dict[str, int]],
+                 probe_counts: Callable[[], dict[str, int]] | None = None) -> None:
         self.registry = CollectorRegistry()
-        self.registry.register(_StudyStates(study_counts))
+        self.registry.register(_States("ttc_studies", "studies in the database by state", study_counts))
+        if probe_counts is not None:
+            self.registry.register(_States("ttc_probe_rows", "probes in the database by state", probe_counts))
         self.probes = Counter("ttc_probes", "probes finished by this process", ["state"],
                               registry=self.registry)
         self.probe_seconds = Histogram(

@@ -4,9 +4,16 @@ Every probe result is committed the moment it arrives. A study that is run again
 replays its committed probes into the search instead of re-running them; probes that were in
 flight are asked again by the search and retried in their own rows.
 
+Each probe's end state (its checkpoint) is committed with its result, so a resumed study continues
+or forks from it instead of losing the lineage; once the plan stands, only the state ``ttc train``
+continues from (the plan's lineage tip) is kept.
+
 Optuna's study is a mirror of the committed probes, never the source of truth: when a study
 resumes, its Optuna study is rebuilt from scratch by the replay, so it holds exactly one trial
-per probe told (no duplicates of replayed probes, no trials left RUNNING by the crash).
+per probe told (no duplicates of replayed probes, no trials left RUNNING by the crash). It is
+named with the bare ttc id, and once the plan is made it is rewritten to agree with it
+(predictor.agreement): each trial's value is the score the plan was chosen on, so Optuna's best
+trial is the plan, and the plan's JSON is its ``ttc_plan`` user attribute.
 """
 
 from __future__ import annotations
@@ -20,11 +27,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import optuna
+from sqlalchemy.orm import Session
 
-from predictor import ColdStartSearch, Plan, ProbeRequest, ProbeResult, TargetUnreachable
-from predictor.types import by_length
+from predictor import ColdStartSearch, Plan, ProbeRequest, ProbeResult, TargetUnreachable, agree
 from service import crud
+from service.checkpoints import DatabaseStates, dump_state
 from service.db import Database
+from service.db.reconnect import wait_for_server
 from service.db.session import POOL, is_sqlite, sqlite_engine_kwargs, use_sqlite_begin
 from worker.launcher import ProbeLauncher
 from worker.probe import target_value
@@ -77,20 +86,50 @@ def _make_storage(database_url: str) -> optuna.storages.RDBStorage:
     storage = optuna.storages.RDBStorage(database_url, engine_kwargs=kwargs)
     if is_sqlite(database_url):
         use_sqlite_begin(storage.engine, "BEGIN IMMEDIATE")
+    else:
+        wait_for_server(storage.engine)  # a study outlives a database restart
     return storage
 
 
+LEGACY_PREFIX = "ttc-"  # Optuna studies were named ``ttc-<id>`` before issue 14
+
+
 def optuna_study_name(study_id: str) -> str:
-    return f"ttc-{study_id}"
+    """The Optuna study of a ttc study is named with the bare ttc id (issue 14): users find it with
+    ``optuna.load_study(study_name=<ttc id>, storage=<TTC_DATABASE_URL>)``."""
+    return study_id
+
+
+def load_optuna_study(database_url: str, study_id: str) -> optuna.Study:
+    """The Optuna study of ``study_id``, also under its legacy ``ttc-<id>`` name; KeyError if none."""
+    storage = optuna_storage(database_url)
+    for name in (optuna_study_name(study_id), LEGACY_PREFIX + study_id):
+        with contextlib.suppress(KeyError):
+            return optuna.load_study(study_name=name, storage=storage)
+    raise KeyError(f"no Optuna study for ttc study {study_id!r}")
 
 
 def _fresh_optuna_study(database_url: str, study_id: str, resumed: bool) -> optuna.Study:
     storage = optuna_storage(database_url)
     name = optuna_study_name(study_id)
     if resumed:
-        with contextlib.suppress(KeyError):
-            optuna.delete_study(study_name=name, storage=storage)
+        for stale in (name, LEGACY_PREFIX + study_id):
+            with contextlib.suppress(KeyError):
+                optuna.delete_study(study_name=stale, storage=storage)
     return optuna.create_study(study_name=name, storage=storage, direction="minimize", load_if_exists=True)
+
+
+def tell_replayed(requests: list[ProbeRequest], replay: dict[str, ProbeResult],
+                  tell: Callable[[ProbeResult], None]) -> list[ProbeRequest]:
+    """Tell the results already committed for ``requests`` (a resume replays, never re-runs);
+    return the requests that still have to run."""
+    fresh = []
+    for request in requests:
+        if request.key in replay:
+            tell(replay[request.key])
+        else:
+            fresh.append(request)
+    return fresh
 
 
 class StudyRunner:
@@ -116,6 +155,13 @@ class StudyRunner:
         Raises TargetUnreachable when no probe reaches the target, StudyCancelled when cancelled
         or ``stop`` is set (the study then stays resumable unless it was cancelled).
         """
+        return self.run_search(study_id, stop)[1]
+
+    def run_search(
+        self, study_id: str, stop: threading.Event | None = None
+    ) -> tuple[ColdStartSearch, Plan, ProbeLauncher]:
+        """``run``, also giving the finished search and the launcher (which still holds the probes'
+        states in Ray's object store): what ``ttc train`` continues from."""
         stop = stop or threading.Event()
         with self.db.transaction() as session:
             study = crud.get_study(session, study_id=study_id)
@@ -124,9 +170,13 @@ class StudyRunner:
             spec = parse_spec(study.spec)
             replay = crud.finished_probes(session, study_id=study_id)
             resumed = study.state == "running"
+            cancelled = study.cancel_requested  # while no runner held it (its service had died)
             crud.set_state(session, study_id=study_id, state="running")
             if resumed:
                 crud.add_event(session, study_id=study_id, kind="resumed", data={"replayed": len(replay)})
+        if cancelled:
+            self._finish(study_id, "cancelled", "cancelled on request")
+            raise StudyCancelled(f"study {study_id} was cancelled")
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         search = ColdStartSearch(
             spec.search_space(),
@@ -134,24 +184,19 @@ class StudyRunner:
             target_value(spec),
             study=_fresh_optuna_study(self.db.url, study_id, resumed),
         )
-        launcher = ProbeLauncher(spec, self.ray_address)
+        launcher = ProbeLauncher(spec, self.ray_address, state_source=DatabaseStates(self.db, study_id))
         launcher.start()
         started = time.monotonic()
         budget = spec.budget
         while requests := search.ask():
-            fresh = []
-            for request in requests:
-                if request.key in replay:
-                    search.tell(replay[request.key])
-                else:
-                    fresh.append(request)
+            fresh = tell_replayed(requests, replay, search.tell)
             if fresh:
                 self._probe(study_id, search, launcher, fresh, started, stop)
             if self._stopping(study_id, stop):
-                if stop.is_set():
-                    raise StudyCancelled(f"study {study_id} stopped; it will resume")
-                self._finish(study_id, "cancelled", "cancelled on request")
-                raise StudyCancelled(f"study {study_id} was cancelled")
+                if self._cancel_requested(study_id):  # the scheduler sets ``stop`` for a cancel too
+                    self._finish(study_id, "cancelled", "cancelled on request")
+                    raise StudyCancelled(f"study {study_id} was cancelled")
+                raise StudyCancelled(f"study {study_id} stopped; it will resume")
             if time.monotonic() - started > budget.deadline_seconds:
                 log.warning("study %s hit its deadline of %ss", study_id, budget.deadline_seconds)
                 search.stop()
@@ -160,49 +205,95 @@ class StudyRunner:
         except TargetUnreachable as exc:
             self._finish(study_id, "unreachable", str(exc))
             raise
-        with self.db.transaction() as session:
+        agree(search, plan, optuna_storage(self.db.url), optuna_study_name(study_id))
+        keep = plan_tip_keys(search)
+
+        def finish(session: Session) -> None:
             crud.set_plan(session, study_id=study_id, plan=plan)
-        return plan
+            crud.prune_states(session, study_id=study_id, keep=keep)
+
+        self.db.write(finish)
+        return search, plan, launcher
 
     def fail(self, study_id: str, error: str) -> None:
         """Record an internal error that ended the study."""
         self._finish(study_id, "failed", error)
 
     def _finish(self, study_id: str, state: str, error: str) -> None:
-        with self.db.transaction() as session:
+        """End the study; probes it left in flight (cancelled on Ray) end with it, as ``cancelled``."""
+        def finish(session: Session) -> None:
+            crud.cancel_unfinished_probes(session, study_id=study_id)
             crud.set_state(session, study_id=study_id, state=state, error=error)
 
+        self.db.write(finish)
+
+    def _cancel_requested(self, study_id: str) -> bool:
+        def read() -> bool:
+            with self.db.read() as session:
+                return crud.cancel_requested(session, study_id=study_id)
+
+        return self.db.reconnecting(read)
+
     def _stopping(self, study_id: str, stop: threading.Event) -> bool:
-        if stop.is_set():
-            return True
-        with self.db.read() as session:
-            return crud.cancel_requested(session, study_id=study_id)
+        return stop.is_set() or self._cancel_requested(study_id)
 
     def _probe(
         self, study_id: str, search: ColdStartSearch, launcher: ProbeLauncher, requests: list[ProbeRequest],
         started: float, stop: threading.Event,
     ) -> None:
-        probe_ids = {}
-        with self.db.transaction() as session:
-            for request in requests:
-                probe_ids[request.config.key()] = crud.start_probe(
-                    session, study_id=study_id, config=request.config, key=request.key).id
-        for (seconds, iterations), configs in by_length(requests).items():
-            for result in launcher.run(configs, seconds, iterations):
-                search.tell(result)
-                prediction = search.predictions.get(result.config.key())
-                with self.db.transaction() as session:
-                    crud.finish_probe(
-                        session,
-                        probe_id=probe_ids[result.config.key()],
-                        result=result,
-                        predicted_ttc=prediction.ttc_seconds if prediction else None,
-                    )
-                if self.on_probe is not None:
-                    self.on_probe(result)
-                if self.on_progress is not None:
-                    best = min((p.ttc_seconds for p in search.predictions.values()), default=math.inf)
-                    self.on_progress(Progress(study_id, len(search.probes), search.budget.max_probes,
-                                              best, time.monotonic() - started, result))
-                if self._stopping(study_id, stop):
-                    return  # the probes still in flight stay unfinished rows, retried on resume
+        def start(session: Session) -> dict[str, int]:
+            return {q.key: crud.start_probe(session, study_id=study_id, config=q.config, key=q.key).id
+                    for q in requests}
+
+        probe_ids = self.db.write(start)
+        if stop.is_set():
+            return  # the rows stay unfinished: retried on resume, or cancelled with the study
+        for result in launcher.run(requests, stop):
+            search.tell(result)
+            prediction = search.predictions.get(result.config.key())
+            predicted = prediction.ttc_seconds if prediction else None
+            state = None if result.error else dump_state(launcher.state(result.probe_key))
+
+            def finish(session: Session, result: ProbeResult = result, predicted: float | None = predicted,
+                       state: bytes | None = state) -> None:
+                crud.finish_probe(session, probe_id=probe_ids[result.probe_key], result=result,
+                                  predicted_ttc=predicted)
+                if state is not None:
+                    crud.put_state(session, study_id=study_id, key=result.probe_key, data=state)
+
+            self.db.write(finish)
+            if self.on_probe is not None:
+                self.on_probe(result)
+            if self.on_progress is not None:
+                best = min((p.ttc_seconds for p in search.predictions.values()), default=math.inf)
+                self.on_progress(Progress(study_id, len(search.probes), search.budget.max_probes,
+                                          best, time.monotonic() - started, result))
+            if self._stopping(study_id, stop):
+                return  # the probes still in flight stay unfinished rows, retried on resume
+
+
+def plan_tip_keys(search: ColdStartSearch) -> set[str]:
+    """The probe ``ttc train`` continues from: the tip of the plan's lineage (empty without one)."""
+    from predictor.training import TrainingPlanner
+
+    try:
+        planner = TrainingPlanner(search)
+    except TargetUnreachable:
+        return set()
+    return {planner.run[-1].probe_key} if planner.run else set()
+
+
+def replay_search(spec: Spec, replay: dict[str, ProbeResult]) -> ColdStartSearch:
+    """A finished study's search rebuilt from its committed probes, without running any: asked
+    requests are answered from ``replay`` until one was never run (the study stopped there, at
+    its deadline or probe budget), and Optuna's mirror stays in memory (the stored one is kept)."""
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    search = ColdStartSearch(spec.search_space(), spec.budget_limits(), target_value(spec))
+    while requests := search.ask():
+        missing = [r for r in requests if r.key not in replay]
+        for request in requests:
+            if request.key in replay:
+                search.tell(replay[request.key])
+        if missing:
+            search.stop()
+    return search

@@ -39,7 +39,7 @@ class Outcome:
     plan: dict[str, Any] | None
 
 
-def _explain(response: httpx.Response) -> str:
+def explain(response: httpx.Response) -> str:
     try:
         detail = response.json().get("detail")
     except ValueError:
@@ -49,6 +49,19 @@ def _explain(response: httpx.Response) -> str:
             f"{'.'.join(str(p) for p in e.get('loc', [])[1:]) or '(spec)'}: {e.get('msg')}" for e in detail
         )
     return str(detail)
+
+
+def post_accepted(client: httpx.Client, server: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    """POST ``body`` and return the 202's JSON; anything else is a RemoteError a user can act on."""
+    try:
+        response = client.post(path, json=body)
+    except httpx.TransportError as exc:
+        raise RemoteError(f"cannot reach {server}: {exc}") from None
+    if response.status_code == 422:
+        raise RemoteError(explain(response), bad_input=True)
+    if response.status_code != 202:
+        raise RemoteError(f"{server} answered {response.status_code}: {explain(response)}")
+    return response.json()
 
 
 def _events(client: httpx.Client, study_id: str, after: int) -> Iterator[tuple[int, str, dict[str, Any]]]:
@@ -77,15 +90,7 @@ def tune_remote(
 ) -> Outcome:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     with httpx.Client(base_url=server.rstrip("/"), headers=headers, timeout=30.0) as client:
-        try:
-            response = client.post("/v1/studies", json=spec.model_dump(mode="json"))
-        except httpx.TransportError as exc:
-            raise RemoteError(f"cannot reach {server}: {exc}") from None
-        if response.status_code == 422:
-            raise RemoteError(_explain(response), bad_input=True)
-        if response.status_code != 202:
-            raise RemoteError(f"{server} answered {response.status_code}: {_explain(response)}")
-        study_id = response.json()["id"]
+        study_id = post_accepted(client, server, "/v1/studies", spec.model_dump(mode="json"))["id"]
         if on_event is not None:
             on_event("submitted", {"study_id": study_id})
         state, error, cursor = "pending", None, 0

@@ -11,12 +11,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from predictor import Config, Plan, ProbeResult, predict_ttc
+from pydantic import ValidationError
+
+from predictor import Config, Plan, ProbeRequest, ProbeResult, predict_ttc
+from predictor.lineages import merge
+from predictor.types import Phase
 from service import crud
 from service.db import Database
 from worker.launcher import ProbeLauncher
 from worker.probe import target_value
-from worker.spec import Spec
+from worker.spec import ConfigSpec, Spec, format_validation_error
 
 
 class ConfigArgumentError(ValueError):
@@ -25,20 +29,33 @@ class ConfigArgumentError(ValueError):
 
 @dataclass(frozen=True)
 class RunTarget:
+    """A config to train to the target; a plan's carries its warm-up phase, run first."""
+
     config: Config
     label: str = "config"
     predicted_ttc_seconds: float | None = None
     study_id: str | None = None
+    warmup: Phase | None = None
 
 
 def _load(argument: str) -> Any:
+    """Inline JSON first, then a file: a long JSON list is no valid path (ENAMETOOLONG), and a
+    file named like a JSON document is rarer than the document itself."""
+    try:
+        return json.loads(argument)
+    except json.JSONDecodeError as inline:
+        inline_error = inline
     path = Path(argument)
-    text = path.read_text() if path.is_file() else argument
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigArgumentError(
+            f"--config is neither valid JSON ({inline_error}) nor a readable file ({exc.strerror})"
+        ) from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        source = f"file {path}" if path.is_file() else "--config"
-        raise ConfigArgumentError(f"{source} is neither an existing file nor valid JSON: {exc}") from None
+        raise ConfigArgumentError(f"file {path} is not valid JSON: {exc}") from None
 
 
 def parse_config_argument(argument: str, with_baseline: bool) -> list[RunTarget]:
@@ -46,7 +63,8 @@ def parse_config_argument(argument: str, with_baseline: bool) -> list[RunTarget]
     try:
         if isinstance(data, dict) and "predicted" in data and "config" in data:
             plan = Plan.from_dict(data)
-            targets = [RunTarget(plan.config, "plan", plan.predicted.ttc_seconds, plan.study_id)]
+            predicted = plan.predicted.ttc_seconds if plan.confidence.supported else None
+            targets = [RunTarget(plan.config, "plan", predicted, plan.study_id, plan.warmup)]
             if with_baseline:
                 targets.append(
                     RunTarget(plan.baseline_config, "baseline", plan.baseline_predicted_ttc_seconds,
@@ -56,11 +74,19 @@ def parse_config_argument(argument: str, with_baseline: bool) -> list[RunTarget]
         items = data if isinstance(data, list) else [data]
         if not items or not all(isinstance(item, dict) for item in items):
             raise ConfigArgumentError("--config must hold a plan, a config object or a list of them")
-        return [RunTarget(Config.from_dict(item), f"config {i}") for i, item in enumerate(items)]
+        return [RunTarget(_bounded_config(item, i), f"config {i}") for i, item in enumerate(items)]
     except (TypeError, KeyError, ValueError) as exc:
         if isinstance(exc, ConfigArgumentError):
             raise
         raise ConfigArgumentError(str(exc)) from None
+
+
+def _bounded_config(item: dict[str, Any], index: int) -> Config:
+    """Every number finite and within the REST API's bounds (``ConfigSpec``), then Config's own rules."""
+    try:
+        return ConfigSpec.model_validate(item).to_config()
+    except ValidationError as exc:
+        raise ConfigArgumentError(f"--config item {index}:\n{format_validation_error(exc)}") from None
 
 
 def check_fits(spec: Spec, config: Config) -> None:
@@ -96,25 +122,45 @@ def run_result(target: RunTarget, result: ProbeResult) -> dict[str, Any]:
 def execute_configs(
     spec: Spec,
     targets: list[RunTarget],
-    db: Database,
     ray_address: str | None,
     max_seconds: float,
     max_iterations: int,
 ) -> list[dict[str, Any]]:
-    """Train every target in parallel on Ray; each measured result is recorded as a run."""
+    """Train every target in parallel on Ray — a plan's warm-up first, then its config forked from
+    the warm-up's end; the run results (TTC from the run's start), in the order of ``targets``."""
     for target in targets:
         check_fits(spec, target.config)
+        if target.warmup is not None:
+            check_fits(spec, target.warmup.config)
     launcher = ProbeLauncher(spec, ray_address)
     launcher.start()
-    unique = {t.config.key(): t.config for t in targets}  # a plan may equal its baseline
-    measured = {r.config.key(): r for r in launcher.run(list(unique.values()), max_seconds, max_iterations)}
-    results = []
+    first: dict[str, ProbeRequest] = {}  # by target label
     for target in targets:
-        payload = run_result(target, measured[target.config.key()])
-        with db.transaction() as session:
+        phase = target.warmup or Phase(target.config, max_iterations)
+        first[target.label] = ProbeRequest(phase.config, max_seconds, phase.iterations)
+    results = {r.probe_key: r for r in launcher.run(list({q.key: q for q in first.values()}.values()))}
+    forks: dict[str, ProbeRequest] = {}
+    for target in targets:
+        warm = results[first[target.label].key]
+        if target.warmup is not None and warm.reached_iteration is None and not (warm.diverged or warm.error):
+            forks[target.label] = ProbeRequest(
+                target.config, max(max_seconds - warm.end_seconds, 0.0),
+                max(max_iterations - warm.end_iteration, 0), warm.probe_key, warm.end_iteration)
+    results |= {r.probe_key: r for r in launcher.run(list({q.key: q for q in forks.values()}.values()))}
+    out = []
+    for target in targets:
+        segments = [results[first[target.label].key]]
+        if target.label in forks:
+            segments.append(results[forks[target.label].key])
+        out.append(run_result(target, merge(segments)))
+    return out
+
+
+def record_runs(db: Database, targets: list[RunTarget], results: list[dict[str, Any]]) -> None:
+    """Keep each measured result as a run of its target's study (unlinked when that is unknown)."""
+    with db.transaction() as session:
+        for target, payload in zip(targets, results, strict=True):
             crud.record_run(session, study_id=target.study_id, config=target.config, result=payload)
-        results.append(payload)
-    return results
 
 
 def predict_config(spec: Spec, configs: list[Config], ray_address: str | None) -> list[dict[str, Any]]:
@@ -125,7 +171,8 @@ def predict_config(spec: Spec, configs: list[Config], ray_address: str | None) -
     launcher.start()
     target = target_value(spec)
     predictions = {}
-    for result in launcher.run(configs, spec.budget.probe_seconds, spec.budget.probe_max_iterations):
+    requests = [ProbeRequest(c, spec.budget.probe_seconds, spec.budget.probe_max_iterations) for c in configs]
+    for result in launcher.run(requests):
         prediction = predict_ttc(result, target)
         predictions[result.config.key()] = {
             "config": result.config.to_dict(),
@@ -136,4 +183,4 @@ def predict_config(spec: Spec, configs: list[Config], ray_address: str | None) -
     return [predictions[c.key()] for c in configs]
 
 
-__all__ = ["ConfigArgumentError", "RunTarget", "execute_configs", "parse_config_argument"]
+__all__ = ["ConfigArgumentError", "RunTarget", "execute_configs", "parse_config_argument", "record_runs"]

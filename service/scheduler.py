@@ -3,8 +3,11 @@
 One loop thread claims unfinished studies (pending, or running when their lease expired: a
 crashed service) and renews the leases of the studies it runs (the heartbeat). Each claimed
 study runs in its own thread through ``StudyRunner``, whose probes leave the process only as Ray
-tasks. Losing a lease (another service took the study after our heartbeat stalled) stops the
-study here without touching its state, so exactly one holder drives it.
+tasks. A study with a training attached (``ttc train``) runs through ``TrainingRunner`` instead:
+its tune, then its run; a study whose training is unfinished is claimed like an unfinished study,
+so a killed service resumes the run from its last checkpoint. Losing a lease (another service took
+the study after our heartbeat stalled) stops the study here without touching its state, so exactly
+one holder drives it.
 """
 
 from __future__ import annotations
@@ -19,11 +22,12 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 
 from predictor import TargetUnreachable
 from service import crud
-from service.db import ACTIVE_STATES, Database
+from service.db import ACTIVE_STATES, TRAINING_TERMINAL_STATES, Database
 from service.metrics import Metrics
 from service.orchestration import StudyCancelled, StudyRunner
 from service.settings import Settings
-from worker.launcher import ensure_ray
+from service.training import TrainingFailed, TrainingRunner
+from worker.ray_backend.connect import ensure_ray
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +39,7 @@ class StudyScheduler:
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.runner = StudyRunner(db, settings.ray_address,
                                   on_probe=metrics.observe_probe if metrics else None)
+        self.trainer = TrainingRunner(db, settings.ray_address, self.runner)
         self._running: dict[str, threading.Event] = {}
         self._threads: dict[str, threading.Thread] = {}
         self._lock = threading.Lock()
@@ -81,17 +86,25 @@ class StudyScheduler:
             self._wake.clear()
 
     def _heartbeat(self) -> None:
-        for study_id, stop in list(self._snapshot().items()):
+        """Renew our leases, and stop the studies a client cancelled (their probes with them)."""
+        running = self._snapshot()
+        for study_id, stop in running.items():
             with self.db.transaction() as session:
                 kept = crud.renew_lease(session, study_id=study_id, owner=self.owner,
                                         seconds=self.settings.lease_seconds)
-            if not kept:
+            if not kept and study_id in self._snapshot():  # not merely a study that just finished
                 log.warning("lost the lease of study %s; stopping it here", study_id)
                 stop.set()
+        with self.db.read() as session:
+            cancelled = crud.cancel_requested_among(session, study_ids=list(running))
+        for study_id in cancelled:
+            log.info("study %s: cancel requested; stopping its probes", study_id)
+            running[study_id].set()
 
     def _claim(self) -> None:
         with self.db.read() as session:
             candidates = crud.unfinished_study_ids(session)
+            candidates += [s for s in crud.unfinished_training_ids(session) if s not in candidates]
         for study_id in candidates:
             if self._closing.is_set() or len(self._snapshot()) >= self.settings.max_concurrent_studies:
                 return
@@ -121,6 +134,9 @@ class StudyScheduler:
                 study = crud.get_study(session, study_id=study_id)
                 if study is not None and study.state in ACTIVE_STATES:
                     return True
+                training = crud.get_training(session, study_id=study_id)
+                if training is not None and training.state not in TRAINING_TERMINAL_STATES:
+                    return True
                 crud.release_lease(session, study_id=study_id, owner=self.owner)
                 return False
         except (IntegrityError, OperationalError):  # another service inserted the lease first
@@ -138,17 +154,27 @@ class StudyScheduler:
 
     # -- one study ---------------------------------------------------------------------------------
     def _work(self, study_id: str, stop: threading.Event) -> None:
+        with self.db.read() as session:
+            training = crud.get_training(session, study_id=study_id) is not None
         try:
-            plan = self.runner.run(study_id, stop)
-            log.info("study %s done: %s", study_id, plan.config.key())
+            if training:
+                result = self.trainer.run(study_id, stop)
+                log.info("training of study %s ended: reached %s in %d iterations", study_id,
+                         result.reached, result.iterations)
+            else:
+                plan = self.runner.run(study_id, stop)
+                log.info("study %s done: %s", study_id, plan.config.key())
         except TargetUnreachable as exc:
             log.info("study %s: %s", study_id, exc)
-        except StudyCancelled as exc:
-            log.info("%s", exc)
+        except (StudyCancelled, TrainingFailed) as exc:
+            log.info("study %s: %s", study_id, exc)
         except Exception as exc:
             log.exception("study %s failed", study_id)
             if not stop.is_set():
-                self.runner.fail(study_id, f"{type(exc).__name__}: {exc}")
+                if training:
+                    self.trainer.fail(study_id, "failed", f"{type(exc).__name__}: {exc}")
+                else:
+                    self.runner.fail(study_id, f"{type(exc).__name__}: {exc}")
         finally:
             with self._lock:
                 self._running.pop(study_id, None)

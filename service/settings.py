@@ -21,9 +21,13 @@ class Settings(BaseSettings):
     max_concurrent_studies: int = Field(4, ge=1, le=256)
     lease_seconds: float = Field(30.0, gt=0, description="a study's lease outlives a crash this long")
     poll_seconds: float = Field(2.0, gt=0, description="how often the scheduler looks for studies")
+    event_stream_seconds: float = Field(3600.0, gt=0, description="an SSE connection ends after this long")
     max_spec_bytes: int = Field(64_000, ge=1024, description="largest accepted request body")
     max_cluster_devices: int = Field(4096, ge=1, description="nodes × devices_per_node a spec may ask for")
     max_study_probes: int = Field(500, ge=1, description="largest budget.max_probes a spec may ask for")
+    max_probe_memory_mb: int = Field(1024, ge=16, description="estimated memory one probe may need")
+    orchestrator_nice: int = Field(10, ge=0, le=19,
+                                   description="CPU niceness of the study process and the Ray it starts")
     host: str = "127.0.0.1"
     port: int = 8000
     workload_modules: str = ""  # read by the worker as TTC_WORKLOAD_MODULES

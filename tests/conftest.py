@@ -24,3 +24,39 @@ def database_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     url = f"sqlite:///{tmp_path / 'ttc.db'}"
     monkeypatch.setenv("TTC_DATABASE_URL", url)
     return url
+
+
+OPTUNA_PARAMS = ("strategy", "nodes", "groups", "batch_size", "lr", "momentum", "optimizer")
+
+
+@pytest.fixture(autouse=True)
+def optuna_agrees_with_every_plan(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Issue 14 §4, for every study the suite runs in-process: ``optuna.load_study(study_name=<ttc
+    id>, storage=<database>).best_trial`` is the plan's config, and the plan is the study's
+    ``ttc_plan`` user attribute. Patched only where a test has imported the runner already."""
+    import sys
+
+    orchestration = sys.modules.get("service.orchestration")
+    if orchestration is None:
+        yield
+        return
+    import optuna
+
+    from predictor.types import json_safe
+
+    mismatches: list[str] = []
+    run = orchestration.StudyRunner.run
+
+    def checked_run(self, study_id, stop=None):  # type: ignore[no-untyped-def]
+        plan = run(self, study_id, stop)
+        study = optuna.load_study(study_name=study_id, storage=orchestration.optuna_storage(self.db.url))
+        expected = {name: plan.config.to_dict()[name] for name in OPTUNA_PARAMS}
+        if study.best_trial.params != expected:
+            mismatches.append(f"{study_id}: best trial {study.best_trial.params} != plan {expected}")
+        if study.user_attrs.get("ttc_plan") != json_safe(plan.to_dict()):
+            mismatches.append(f"{study_id}: the study's ttc_plan is not the plan")
+        return plan
+
+    monkeypatch.setattr(orchestration.StudyRunner, "run", checked_run)
+    yield
+    assert not mismatches, "Optuna disagrees with ttc's plan: " + "; ".join(mismatches)

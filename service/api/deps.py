@@ -6,17 +6,24 @@ pool, and that hop costs more than the lookup itself on every request.
 
 from __future__ import annotations
 
-import hmac
 from typing import Annotated
 
-from fastapi import Depends, Header, HTTPException, Request, status
+from fastapi import Depends, HTTPException, Path, Request, status
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 
 from service import crud
 from service.db import Database, Study
 from service.metrics import Metrics
+from service.request_guard import token_accepted
 from service.scheduler import StudyScheduler
 from service.settings import Settings
+
+# Ids are 12 hex digits; any word-ish id up to 64 characters is looked up (and may be a 404), while
+# NUL, '%', '/', spaces and the like are a 422 before any database sees them.
+STUDY_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+StudyId = Annotated[str, Path(pattern=STUDY_ID_PATTERN, examples=["3f2a9c41d0b7"],
+                              description="a study's id, as POST /v1/studies returned it")]
 
 
 async def _database(request: Request) -> Database:
@@ -41,12 +48,19 @@ MetricsDep = Annotated[Metrics, Depends(_metrics)]
 SchedulerDep = Annotated[StudyScheduler | None, Depends(_scheduler)]
 
 
-def require_token(settings: SettingsDep, authorization: Annotated[str | None, Header()] = None) -> None:
-    """With ``TTC_API_TOKEN`` set, a mutating call must send ``Authorization: Bearer <token>``."""
-    if settings.api_token is None:
-        return
-    scheme, _, given = (authorization or "").partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(given.encode(), settings.api_token.encode()):
+_bearer = HTTPBearer(auto_error=False, description="TTC_API_TOKEN, when the service has one")
+
+
+def require_token(
+    settings: SettingsDep, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+) -> None:
+    """With ``TTC_API_TOKEN`` set, a mutating call must send ``Authorization: Bearer <token>``.
+
+    ``service.request_guard`` refuses such a call before its body is read; this dependency states
+    the requirement in the OpenAPI document (a bearer security scheme) and checks it again.
+    """
+    given = None if credentials is None else f"{credentials.scheme} {credentials.credentials}"
+    if not token_accepted(settings.api_token, given):
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED, "missing or wrong API token",
             headers={"WWW-Authenticate": "Bearer"},

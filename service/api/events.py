@@ -1,7 +1,8 @@
 """/v1/studies/{id}/events: progress as Server-Sent Events, read from the events table.
 
 Events are rows, so the stream survives restarts: a client reconnects with ``Last-Event-ID`` (or
-``?after=N``) and continues where it stopped. The stream ends after the study's final state.
+``?after=N``) and continues where it stopped. The stream ends after the study's final state, or
+after ``TTC_EVENT_STREAM_SECONDS`` (a connection is not held forever; the client reconnects).
 """
 
 from __future__ import annotations
@@ -16,13 +17,17 @@ from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from service import crud
-from service.api.deps import DatabaseDep, study_or_404
+from service.api.deps import DatabaseDep, SettingsDep, StudyId, study_or_404
+from service.api.errors import NOT_FOUND
 from service.db import TERMINAL_STATES, Database
 
 router = APIRouter(prefix="/v1/studies", tags=["studies"])
 
 POLL_SECONDS = 0.5
 KEEPALIVE_SECONDS = 15.0
+MAX_EVENT_ID = 2**31 - 1  # event ids are 32-bit integers on PostgreSQL; a larger cursor is a 422
+SSE_EVENT = {"type": "object", "properties": {"id": {"type": "string"}, "event": {"type": "string"},
+                                              "data": {"type": "string", "description": "JSON"}}}
 
 
 def _fetch(db: Database, study_id: str, after: int) -> tuple[list[tuple[int, str, dict]], str]:
@@ -37,22 +42,24 @@ def _frame(event_id: int, kind: str, data: dict) -> str:
 
 
 @router.get("/{study_id}/events", response_class=StreamingResponse,
-            responses={200: {"content": {"text/event-stream": {}}}})
+            responses={200: {"content": {"text/event-stream": {"schema": SSE_EVENT}}}, **NOT_FOUND})
 async def study_events(
-    study_id: str,
+    study_id: StudyId,
     db: DatabaseDep,
-    after: Annotated[int, Query(ge=0, description="only events with a larger id")] = 0,
+    settings: SettingsDep,
+    after: Annotated[int, Query(ge=0, le=MAX_EVENT_ID, description="only events with a larger id")] = 0,
     follow: Annotated[bool, Query(description="keep streaming until the study ends")] = True,
-    last_event_id: Annotated[int | None, Header()] = None,
+    last_event_id: Annotated[int, Header(ge=0, le=MAX_EVENT_ID, description="as 'after'")] = 0,
 ) -> StreamingResponse:
-    cursor = max(after, last_event_id or 0)
+    cursor = max(after, last_event_id)
     first = await run_in_threadpool(_fetch, db, study_id, cursor)  # 404 before the stream starts
+    ends = asyncio.get_running_loop().time() + settings.event_stream_seconds
 
     async def stream() -> AsyncIterator[str]:
         nonlocal cursor
         events, state = first
         quiet = 0.0
-        while True:
+        while asyncio.get_running_loop().time() < ends:
             for event_id, kind, data in events:
                 cursor = event_id
                 yield _frame(event_id, kind, data)

@@ -2,31 +2,42 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Body
 from fastapi.exceptions import RequestValidationError
 
-from predictor import Config
+from predictor.types import json_safe
 from service.api.deps import SettingsDep, TokenDep
+from service.api.errors import MUTATING
+from service.api.examples import PREDICT_EXAMPLES
 from service.api.schemas import PredictRequest, PredictResult
 from service.api.studies import check_limits
-from service.run_configs import ConfigArgumentError, check_fits, predict_config
+from service.run_configs import check_fits, predict_config
+from worker.spec import SpecError
 
 router = APIRouter(prefix="/v1", tags=["predict"])
 
 
-@router.post("/predict", dependencies=[TokenDep])
-def predict(body: PredictRequest, settings: SettingsDep) -> list[PredictResult]:
+@router.post("/predict", dependencies=[TokenDep], responses=MUTATING)
+def predict(
+    body: Annotated[PredictRequest, Body(openapi_examples=PREDICT_EXAMPLES)], settings: SettingsDep
+) -> list[PredictResult]:
     """Blocks while the probes run on Ray (seconds per the spec's ``budget.probe_seconds``)."""
     check_limits(body.spec, settings)
     configs = []
-    for index, raw in enumerate(body.configs):
+    for index, given in enumerate(body.configs):
         try:
-            config = Config.from_dict(raw)
+            config = given.to_config()
             check_fits(body.spec, config)
-        except (TypeError, ValueError) as exc:
-            msg = str(exc) if isinstance(exc, ConfigArgumentError | ValueError) else f"invalid config: {exc}"
-            raise RequestValidationError(
-                [{"type": "value_error", "loc": ["body", "configs", index], "msg": msg, "input": raw}]
-            ) from None
+        except ValueError as exc:  # cross-field rules: groups dividing the devices, the spec's cluster
+            raise RequestValidationError([{"type": "value_error", "loc": ["body", "configs", index],
+                                           "msg": str(exc), "input": given.model_dump()}]) from None
         configs.append(config)
-    return [PredictResult(**p) for p in predict_config(body.spec, configs, settings.ray_address)]
+    try:
+        predictions = predict_config(body.spec, configs, settings.ray_address)
+    except SpecError as exc:  # InfeasibleCluster: the Ray cluster cannot hold the spec's cluster
+        raise RequestValidationError(
+            [{"type": "value_error", "loc": ["body", "spec", "cluster"], "msg": str(exc), "input": None}]
+        ) from None
+    return [PredictResult(**json_safe(p)) for p in predictions]

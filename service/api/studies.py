@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query, status
+from fastapi import APIRouter, Body, HTTPException, Query, status
 from fastapi.exceptions import RequestValidationError
 
 from service import crud
@@ -12,13 +12,28 @@ from service.api.deps import (
     DatabaseDep,
     SchedulerDep,
     SettingsDep,
+    StudyId,
     TokenDep,
     study_or_404,
 )
-from service.api.schemas import StudyCreated, StudyList, StudyPublic, StudySummary, TrialList, TrialPublic
+from service.api.errors import MUTATING, NOT_FOUND, error_response
+from service.api.examples import SPEC_EXAMPLES
+from service.api.schemas import (
+    PlanPublic,
+    StudyCreated,
+    StudyList,
+    StudyPublic,
+    StudyState,
+    StudySummary,
+    TrialList,
+    TrialPublic,
+)
 from service.db import Probe, Study
 from service.settings import Settings
+from worker.guardrails import probe_resource_errors
 from worker.spec import Spec
+
+MAX_OFFSET = 2**31 - 1  # a row count no database here reaches; larger values are a 422, not an overflow
 
 router = APIRouter(prefix="/v1/studies", tags=["studies"])
 
@@ -39,6 +54,7 @@ def check_limits(spec: Spec, settings: Settings) -> None:
             "msg": f"max_probes {spec.budget.max_probes} exceeds this service's limit of "
                    f"{settings.max_study_probes}",
         })
+    errors += probe_resource_errors(spec, max_probe_bytes=settings.max_probe_memory_mb * 2**20)
     if errors:
         raise RequestValidationError(errors)
 
@@ -67,8 +83,11 @@ def trial(probe: Probe) -> TrialPublic:
     )
 
 
-@router.post("", status_code=status.HTTP_202_ACCEPTED, dependencies=[TokenDep])
-def submit_study(spec: Spec, db: DatabaseDep, settings: SettingsDep, scheduler: SchedulerDep) -> StudyCreated:
+@router.post("", status_code=status.HTTP_202_ACCEPTED, dependencies=[TokenDep], responses=MUTATING)
+def submit_study(
+    spec: Annotated[Spec, Body(openapi_examples=SPEC_EXAMPLES)],
+    db: DatabaseDep, settings: SettingsDep, scheduler: SchedulerDep,
+) -> StudyCreated:
     """Accept a study; it runs in the background. Follow it at ``/v1/studies/{id}/events``."""
     check_limits(spec, settings)
     with db.transaction() as session:
@@ -84,17 +103,17 @@ def submit_study(spec: Spec, db: DatabaseDep, settings: SettingsDep, scheduler: 
 @router.get("")
 def list_studies(
     db: DatabaseDep,
-    state: str | None = None,
+    state: StudyState | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ) -> StudyList:
     with db.read() as session:
         rows, count = crud.list_studies(session, state=state, limit=limit, offset=offset)
         return StudyList(data=[summary(s) for s in rows], count=count)
 
 
-@router.get("/{study_id}")
-async def get_study(study_id: str, db: DatabaseDep) -> StudyPublic:
+@router.get("/{study_id}", responses=NOT_FOUND)
+async def get_study(study_id: StudyId, db: DatabaseDep) -> StudyPublic:
     """On the event loop: two indexed reads cost less than the thread-pool hop around them."""
     with db.read_connection() as connection:
         found = crud.study_detail(connection, study_id=study_id)
@@ -103,16 +122,16 @@ async def get_study(study_id: str, db: DatabaseDep) -> StudyPublic:
     return StudyPublic(**found, workload=workload_name(found["spec"]))
 
 
-@router.get("/{study_id}/trials")
-def list_trials(study_id: str, db: DatabaseDep) -> TrialList:
+@router.get("/{study_id}/trials", responses=NOT_FOUND)
+def list_trials(study_id: StudyId, db: DatabaseDep) -> TrialList:
     with db.read() as session:
         study_or_404(session, study_id)
         rows = [trial(p) for p in crud.list_probes(session, study_id=study_id)]
         return TrialList(data=rows, count=len(rows))
 
 
-@router.get("/{study_id}/plan")
-def get_plan(study_id: str, db: DatabaseDep) -> dict:
+@router.get("/{study_id}/plan", responses={**NOT_FOUND, 409: error_response("the study has no plan (yet)")})
+def get_plan(study_id: StudyId, db: DatabaseDep) -> PlanPublic:
     """The Plan JSON of DESIGN.md §7; 409 while the study has none (yet)."""
     with db.read() as session:
         study = study_or_404(session, study_id)
@@ -123,9 +142,16 @@ def get_plan(study_id: str, db: DatabaseDep) -> dict:
         return study.plan
 
 
-@router.post("/{study_id}/cancel", status_code=status.HTTP_202_ACCEPTED, dependencies=[TokenDep])
-def cancel_study(study_id: str, db: DatabaseDep) -> StudySummary:
-    """Stop a study: at once when pending, after its probes in flight when running."""
+@router.post("/{study_id}/cancel", status_code=status.HTTP_202_ACCEPTED, dependencies=[TokenDep],
+             responses={**MUTATING, **NOT_FOUND,
+                        409: error_response("the study, and its training if any, has already finished")})
+def cancel_study(study_id: StudyId, db: DatabaseDep) -> StudySummary:
+    """Stop a study: at once when pending; when running, its probes in flight are cancelled on Ray
+    within seconds (the orchestrator checks for cancel requests at every heartbeat). A done study's
+    unfinished training (``POST /v1/studies/{id}/train``) is cancelled the same way."""
     with db.transaction() as session:
-        study_or_404(session, study_id)
+        study = study_or_404(session, study_id)
+        if not crud.cancellable(session, study_id=study_id):
+            raise HTTPException(status.HTTP_409_CONFLICT,
+                                f"study {study_id} has already finished: {study.state}")
         return summary(crud.request_cancel(session, study_id=study_id))

@@ -1,4 +1,5 @@
-"""SQLAlchemy 2 models: studies, their probes (the measurements), plans, runs, events and leases.
+"""SQLAlchemy 2 models: studies, their probes (the measurements), plans, runs, events, leases, and
+``ttc train``'s trainings, their segments and the probes' end states (checkpoints).
 
 Tables are prefixed ``ttc_`` because Optuna's RDB storage shares the database (its own tables
 are ``studies``, ``trials``, …). The schema is owned by the Alembic migrations in
@@ -11,11 +12,23 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 TERMINAL_STATES = ("done", "unreachable", "failed", "cancelled")
 ACTIVE_STATES = ("pending", "running")
+TRAINING_TERMINAL_STATES = ("done", "unreachable", "failed", "cancelled")
 
 
 def now() -> datetime:
@@ -107,3 +120,58 @@ class Lease(Base):
     owner: Mapped[str] = mapped_column(String(128))
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     heartbeat_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
+class Training(Base):
+    """``ttc train`` of a study (issue 13): the study's tune, then the run from the plan's lineage,
+    re-planned at checkpoints. ``result`` is the Training result JSON of DESIGN.md §7 so far (its
+    phases grow as segments arrive); ``timeline`` the loss against cluster-seconds the dashboard
+    draws. ``state``: pending → running → done (target reached) | unreachable | failed | cancelled.
+    """
+
+    __tablename__ = "ttc_trainings"
+
+    study_id: Mapped[str] = mapped_column(
+        ForeignKey("ttc_studies.id", ondelete="CASCADE"), primary_key=True
+    )
+    state: Mapped[str] = mapped_column(String(16), default="pending", index=True)
+    max_iterations: Mapped[int] = mapped_column(Integer)
+    max_overhead: Mapped[float | None] = mapped_column(Float, nullable=True)
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    timeline: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now, onupdate=now)
+
+
+class TrainingSegment(Base):
+    """One finished probe of a training after its study: a run segment (a checkpoint) or a re-plan's
+    fork. Committed with its end state the moment it arrives; a resumed training replays these
+    through the planner instead of running them again. ``request`` is the ProbeRequest JSON."""
+
+    __tablename__ = "ttc_training_segments"
+    __table_args__ = (UniqueConstraint("study_id", "key", name="uq_ttc_training_segments_study_key"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    study_id: Mapped[str] = mapped_column(ForeignKey("ttc_studies.id", ondelete="CASCADE"), index=True)
+    number: Mapped[int] = mapped_column(Integer)
+    key: Mapped[str] = mapped_column(String(255))
+    role: Mapped[str] = mapped_column(String(8))  # "run" or "fork"
+    request: Mapped[dict[str, Any]] = mapped_column(JSON)
+    result: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
+class ProbeState(Base):
+    """A probe's end state (``worker.lineage.State``, ``torch.save``d): the checkpoint the next
+    segment of its lineage, or a fork, starts from after the service restarted. Only the states
+    a later probe may still start from are kept (``crud.prune_states``)."""
+
+    __tablename__ = "ttc_probe_states"
+
+    study_id: Mapped[str] = mapped_column(
+        ForeignKey("ttc_studies.id", ondelete="CASCADE"), primary_key=True
+    )
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)

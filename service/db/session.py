@@ -8,15 +8,18 @@ on a writer (WAL).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from service.db.reconnect import retrying, wait_for_server
+
+T = TypeVar("T")
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 POOL = {"pool_size": 20, "max_overflow": 20, "pool_timeout": 60}
 
@@ -61,9 +64,13 @@ def make_engine(url: str, *, write: bool = True) -> Engine:
 class Database:
     """The engines and session factories; ``transaction()`` is the only way to write."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, reconnect: bool = False) -> None:
+        """``reconnect``: new connections wait for a restarting server (the orchestrator's
+        studies outlive it) instead of failing at once (what an API request should do)."""
         self.url = url
         self.engine = make_engine(url)
+        if reconnect and not is_sqlite(url):
+            wait_for_server(self.engine)
         self._read_engine = make_engine(url, write=False) if is_sqlite(url) else self.engine
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self._read_sessions = sessionmaker(self._read_engine, expire_on_commit=False)
@@ -79,6 +86,19 @@ class Database:
         """A read-write transaction, committed on exit and rolled back on error."""
         with self._sessions.begin() as session:
             yield session
+
+    def write(self, work: Callable[[Session], T]) -> T:
+        """``work`` in one ``transaction()``, run again if the connection to the server drops
+        (``service.db.reconnect``): for the orchestrator, whose studies outlive a database restart."""
+        def attempt() -> T:
+            with self.transaction() as session:
+                return work(session)
+
+        return self.reconnecting(attempt)
+
+    def reconnecting(self, work: Callable[[], T]) -> T:
+        """Any database work (reads, Optuna's storage) retried while the server is unreachable."""
+        return retrying(work, enabled=not is_sqlite(self.url))
 
     @contextmanager
     def read(self) -> Iterator[Session]:

@@ -12,18 +12,22 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+from fastapi.testclient import TestClient
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import OperationalError
 
+from service.app import create_app
 from service.db import Database
 from service.orchestration import dispose_optuna_storages
+from service.settings import Settings
 
+API_TOKEN = "s3cret"
 POSTGRES_SERVER = os.environ.get("TTC_TEST_POSTGRES", "postgresql+psycopg2://postgres@127.0.0.1:5432")
 
 
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
-    admin = create_engine(f"{POSTGRES_SERVER}/postgres", isolation_level="AUTOCOMMIT")
+    admin = create_engine(f"{POSTGRES_SERVER}/postgres", isolation_level="AUTOCOMMIT", pool_pre_ping=True)
     name = f"ttc_test_{os.getpid()}_{uuid.uuid4().hex[:6]}"
     try:
         with admin.connect() as connection:
@@ -71,3 +75,12 @@ def ray_address(ray_local: None) -> str:
     import ray
 
     return ray.get_runtime_context().gcs_address
+
+
+@pytest.fixture
+def api(database_url: str) -> Iterator[TestClient]:
+    """The API alone (no scheduler, no Ray) on a fresh database, with an API token configured."""
+    settings = Settings(database_url=database_url, api_token=API_TOKEN, max_cluster_devices=64)
+    with TestClient(create_app(settings, run_studies=False)) as client:
+        client.headers["Authorization"] = f"Bearer {API_TOKEN}"
+        yield client

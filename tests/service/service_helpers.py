@@ -15,10 +15,11 @@ import httpx
 
 
 def tiny_spec(**budget: Any) -> dict[str, Any]:
-    """A study of a few short probes on a 1×2 simulated cluster (seconds per probe on a CPU)."""
+    """A study of a few short probes on a 1×2 simulated cluster (seconds per probe on a CPU); its
+    target is beyond the first probe, so the study uses its whole probe budget."""
     return {
         "workload": {"name": "digits-mlp"},
-        "target": {"metric": "train_loss", "value": 0.5, "eval_every": 5},
+        "target": {"metric": "train_loss", "value": 0.02, "eval_every": 5},
         "cluster": {"backend": "simulated", "nodes": 1, "devices_per_node": 2},
         "search": {"strategies": ["sync", "async_groups"], "batch_sizes": [32],
                    "learning_rates": [0.1, 0.3], "momenta": [0.9]},
@@ -35,7 +36,7 @@ def free_port() -> int:
 class ServiceProcess:
     """``ttc serve`` in a child process, so a test can SIGKILL it like a crashed host."""
 
-    def __init__(self, database_url: str, ray_address: str, log: Path, **env: str) -> None:
+    def __init__(self, database_url: str, ray_address: str, log: Path, *args: str, **env: str) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {
@@ -43,13 +44,14 @@ class ServiceProcess:
             "TTC_LEASE_SECONDS": "3", "TTC_POLL_SECONDS": "0.5", **env,
         }
         self.log = log
+        self.args = args
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 60.0) -> ServiceProcess:
         with self.log.open("ab") as sink:
             self.process = subprocess.Popen(
                 [sys.executable, "-c", "from service.cli import main; main()", "serve",
-                 "--port", str(self.port)],
+                 "--port", str(self.port), *self.args],
                 env=self.env, stdout=sink, stderr=subprocess.STDOUT,
             )
         deadline = time.monotonic() + timeout

@@ -22,12 +22,12 @@ def _tune(spec: dict, tmp_path: Path, server: str, *extra: str) -> subprocess.Co
     )
 
 
-def test_bad_spec_exits_2_and_unreachable_server_exits_1(tmp_path: Path) -> None:
+def test_bad_spec_exits_2_and_unreachable_server_exits_4(tmp_path: Path) -> None:
     spec = tiny_spec()
     spec["cluster"]["nodes"] = 0
     assert _tune(spec, tmp_path, "http://127.0.0.1:1").returncode == 2
     down = _tune(tiny_spec(), tmp_path, f"http://127.0.0.1:{free_port()}")
-    assert down.returncode == 1 and "cannot reach" in down.stderr
+    assert down.returncode == 4 and "cannot reach" in down.stderr
 
 
 @pytest.mark.slow

@@ -57,21 +57,25 @@ def test_a_probe_in_flight_is_retried_in_its_row_and_a_finished_one_never(db: Da
         assert [r.config for r in crud.finished_probes(session, study_id=study_id).values()] == [config]
 
 
-def test_an_extension_is_its_own_probe_row_of_the_same_config(db: Database) -> None:
-    """A finalist re-probed longer keeps both results; resume replays each by its probe key."""
+def test_a_continued_probe_is_its_own_row_of_the_same_config(db: Database) -> None:
+    """A probe continued from its own end state (a lineage's next segment) keeps both results, each
+    with its lineage fields; resume replays each by its probe key."""
     config = Config("sync", 1, 2, batch_size=32, lr=0.1)
-    short = ProbeResult(config, 10, 1.0, [(10, 1.0, 0.5)])
-    extended = ProbeRequest(config, 4.0, 40, extension=4)
-    longer = ProbeResult(config, 40, 4.0, [(10, 1.0, 0.5), (40, 4.0, 0.3)])
+    short = ProbeResult(config, 10, 1.0, [(10, 1.0, 0.5)], key=config.key())
+    continued = ProbeRequest(config, 4.0, 30, parent=config.key(), start_iteration=10)
+    longer = ProbeResult(config, 30, 3.0, [(10, 1.0, 0.5), (40, 4.0, 0.3)], key=continued.key,
+                         parent=config.key(), start_iteration=10, start_seconds=1.0)
     with db.transaction() as session:
         study_id = crud.create_study(session, spec={}).id
-        for key, result in ((config.key(), short), (extended.key, longer)):
+        for key, result in ((config.key(), short), (continued.key, longer)):
             probe = crud.start_probe(session, study_id=study_id, config=config, key=key)
             crud.finish_probe(session, probe_id=probe.id, result=result, predicted_ttc=None)
     with db.read() as session:
         finished = crud.finished_probes(session, study_id=study_id)
-    assert list(finished) == [config.key(), f"{config.key()}@x4"]
-    assert [r.iterations for r in finished.values()] == [10, 40]
+    assert list(finished) == [config.key(), continued.key]
+    replayed = finished[continued.key]
+    assert (replayed.iterations, replayed.parent, replayed.start_iteration, replayed.end_iteration) == (
+        30, config.key(), 10, 40)
 
 
 def test_events_are_ordered_and_resumable_after_an_id(db: Database) -> None:

@@ -30,8 +30,11 @@ def test_sigkill_mid_study_then_restart_completes_without_rerunning(
 ) -> None:
     db = Database(database_url)
     db.migrate()
-    spec = tiny_spec(max_probes=7, probe_max_iterations=300)
+    # A target beyond the first probe and a generous overhead share: the sweep's second batch runs
+    # two probes at once, so the kill can land with probes finished and one in flight.
+    spec = tiny_spec(max_probes=7, probe_max_iterations=300, max_overhead=10.0)
     spec["search"].update(learning_rates=[0.05, 0.1, 0.3], momenta=[0.6, 0.9])
+    spec["target"]["value"] = 0.002
     first = ServiceProcess(database_url, ray_address, tmp_path / "service.log").start()
     second = ServiceProcess(database_url, ray_address, tmp_path / "service.log")
     try:

@@ -25,8 +25,9 @@ function byStrategy(trials, point) {
 
 const keyTooltip = {
   callbacks: {
-    label: (ctx) => `#${ctx.raw.number ?? ""} ${ctx.raw.key ?? ""}: ` +
-      `(${fmtNumber(typeof ctx.raw.x === "number" ? ctx.raw.x : NaN)}, ${fmtNumber(ctx.raw.y)})`,
+    label: (ctx) => `#${ctx.raw.number ?? ""} ${ctx.raw.key ?? ""}: ` + (ctx.raw.predicted
+      ? `beyond evidence (extrapolated ${fmtSeconds(ctx.raw.predicted)})`
+      : `(${fmtNumber(typeof ctx.raw.x === "number" ? ctx.raw.x : NaN)}, ${fmtNumber(ctx.raw.y)})`),
   },
 };
 
@@ -37,14 +38,29 @@ function landscapeData(trials, plan) {
     const [sa, ga] = a.split(" g="), [sb, gb] = b.split(" g=");
     return STRATEGY_ORDER.indexOf(sa) - STRATEGY_ORDER.indexOf(sb) || Number(ga) - Number(gb);
   });
-  const datasets = byStrategy(trials, (t) => (t.predicted_ttc ? { x: groupLabel(t.config), y: t.predicted_ttc } : null));
+  const supported = (t) => t.predicted_ttc && !t.beyond_evidence;
+  const datasets = byStrategy(trials, (t) => (supported(t) ? { x: groupLabel(t.config), y: t.predicted_ttc } : null));
+  // Predictions past the evidence (predictor.confidence) are marked in a band above the supported
+  // ones instead of plotted: one absurd extrapolation would stretch the log axis by decades.
+  const shown = trials.filter(supported).map((t) => t.predicted_ttc);
+  const beyond = trials.filter((t) => t.predicted_ttc && t.beyond_evidence);
+  const ceiling = shown.length ? Math.max(...shown) * 3 : (beyond.length ? Math.min(...beyond.map((t) => t.predicted_ttc)) : 1);
+  if (beyond.length) {
+    datasets.push({
+      label: "beyond evidence", data: beyond.map((t) => ({
+        x: groupLabel(t.config), y: ceiling, key: t.key, number: t.number, predicted: t.predicted_ttc })),
+      pointStyle: "triangle", pointRadius: 7, borderColor: "#b54708", backgroundColor: "#fff", borderWidth: 1.5,
+    });
+  }
+  const planTtc = plan && plan.predicted.ttc_seconds;
   if (plan) {
     datasets.unshift({
-      label: "plan", data: [{ x: groupLabel(plan.config), y: plan.predicted.ttc_seconds, key: "chosen plan" }],
+      label: planTtc ? "plan" : "plan (beyond evidence)",
+      data: [{ x: groupLabel(plan.config), y: planTtc || ceiling, key: "chosen plan" }],
       pointStyle: "star", pointRadius: 12, borderColor: "#111", backgroundColor: "#111", borderWidth: 2,
     });
   }
-  return { labels, datasets };
+  return { labels, datasets, max: beyond.length || (plan && !planTtc) ? ceiling * 1.8 : undefined };
 }
 
 function curvesData(trials) {
@@ -107,6 +123,7 @@ function updateCharts(charts, data) {
   const landscape = landscapeData(data.trials, data.plan);
   charts.landscape.options.scales.x.labels = landscape.labels;
   charts.landscape.data.datasets = landscape.datasets;
+  charts.landscape.options.scales.y.max = landscape.max;
   charts.curves.data = curvesData(data.trials);
   charts.scaling.data = scalingData(data.trials);
   charts.calibration.data = calibrationData(data.runs);

@@ -2,8 +2,9 @@
 "use strict";
 
 const studyId = decodeURIComponent(location.pathname.split("/").filter(Boolean).pop());
-const EVENT_KINDS = ["state", "probe_started", "probe_finished", "plan", "resumed"];
-const view = { data: null, sort: { key: "number", dir: 1 }, charts: null, stream: null, timer: null };
+const EVENT_KINDS = ["state", "probe_started", "probe_finished", "plan", "resumed",
+  "training", "training_segment", "training_resumed"];
+const view = { data: null, sort: { key: "number", dir: 1 }, charts: null, training: null, stream: null, timer: null };
 
 const SORT_VALUES = {
   number: (t) => t.number,
@@ -33,13 +34,20 @@ function renderPlan({ study, plan }) {
     return;
   }
   const p = plan.predicted, baseline = plan.baseline.predicted_ttc_seconds;
+  const confidence = plan.confidence || { level: "low", reason: "" };
+  const supported = p.ttc_seconds !== null && p.ttc_seconds !== undefined;
   body.className = "plan";
   body.replaceChildren(
-    figure("Predicted TTC", fmtSeconds(p.ttc_seconds),
-      `80% interval ${fmtSeconds(p.ttc_low)} – ${fmtSeconds(p.ttc_high)} · ` +
-      `${fmtNumber(p.seconds_per_iteration)} s/it × ${fmtNumber(p.iterations)} it`),
-    figure("Speedup over baseline", `${(baseline / p.ttc_seconds).toFixed(2)}×`,
-      `baseline (sync) ${fmtSeconds(baseline)}`),
+    supported
+      ? figure("Predicted TTC", fmtSeconds(p.ttc_seconds),
+        `80% interval ${fmtSeconds(p.ttc_low)} – ${fmtSeconds(p.ttc_high)} · ` +
+        `${fmtNumber(p.seconds_per_iteration)} s/it × ${fmtNumber(p.iterations)} it · confidence ${confidence.level}`)
+      : figure("Predicted TTC", beyondEvidence(confidence.reason), `no number: ${confidence.reason}`),
+    supported && baseline
+      ? figure("Speedup over baseline", `${(baseline / p.ttc_seconds).toFixed(2)}×`,
+        `baseline (sync) ${fmtSeconds(baseline)}`)
+      : figure("Speedup over baseline", "—", baseline ? `baseline (sync) ${fmtSeconds(baseline)}`
+        : "the baseline (sync) has no supported prediction"),
     figure("Probe cost", `${plan.probes.count} probes`, `${fmtSeconds(plan.probes.cluster_seconds)} cluster-seconds`),
     el("div", { style: "grid-column: 1 / -1" }, el("div", { class: "label" }, "Configuration"),
       el("div", { class: "mono", id: "plan-config" }, configLabel(plan.config))),
@@ -48,11 +56,12 @@ function renderPlan({ study, plan }) {
 
 function trialRow(t) {
   return el("tr", { "data-trial": t.number, "data-state": t.state },
-    el("td", { class: "num" }, t.number),
+    el("td", { class: "num" }, el("a", { href: trialHref(t.number) }, t.number)),
     el("td", { class: "mono", title: t.key }, configLabel(t.config)),
     el("td", { class: "num" }, fmtSeconds(t.seconds_per_iteration)),
     el("td", { class: "num" }, t.reached ? `${fmtNumber(t.iterations_to_target)} (reached)` : fmtNumber(t.iterations_to_target)),
-    el("td", { class: "num" }, fmtSeconds(t.predicted_ttc)),
+    el("td", { class: "num" }, t.beyond_evidence
+      ? el("span", { title: `predicted ${fmtSeconds(t.predicted_ttc)}` }, beyondEvidence()) : fmtSeconds(t.predicted_ttc)),
     el("td", {}, badge(t.state)),
     el("td", { class: "muted" }, t.prune_reason || ""),
   );
@@ -95,9 +104,15 @@ function render(data) {
     `${(study.spec.target || {}).metric || "train_loss"} ≤ ${(study.spec.target || {}).value} · ` +
     `${study.probes_done} / ${study.max_probes} probes`;
   renderPlan(data);
+  renderRanking(data);
   renderTrials();
+  if (!view.insightsFor || view.insightsFor !== data.last_event_id) {
+    view.insightsFor = data.last_event_id;  // importances move with each finished probe
+    loadInsights();
+  }
   view.charts = view.charts || makeCharts();
   updateCharts(view.charts, data);
+  view.training = renderTraining(view.training, data);
 }
 
 async function load() {
@@ -122,7 +137,9 @@ function schedule() {
 
 /* While the study is active, listen to its event stream (polling when the stream fails). */
 function follow() {
-  const active = view.data && !TERMINAL.includes(view.data.study.state);
+  const training = view.data && view.data.training;
+  const active = view.data && (!TERMINAL.includes(view.data.study.state) ||
+    Boolean(training && !TERMINAL.includes(training.state)));
   document.getElementById("live").hidden = !active;
   if (!active) {
     if (view.stream) view.stream.close();

@@ -1,0 +1,91 @@
+"""The plan as ``ttc tune`` and ``ttc studies show`` print it for people (one module both use)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from rich.markup import escape
+
+from service.cli_output import make_console
+
+out = make_console()  # off a terminal the plan's lines stay whole (a CI log has no width)
+
+
+def seconds_text(value: float | None) -> str:
+    """Seconds for people; ``None`` is an unbounded (JSON-safe infinite) value."""
+    return "∞" if value is None or not math.isfinite(value) else f"{value:.4g}s"
+
+
+def _config_text(config: dict[str, Any]) -> str:
+    return (f"{config['strategy']} · {config['nodes']}×{config['devices_per_node']} devices · "
+            f"g={config['groups']} · batch {config['batch_size']}/device · lr {config['lr']:.4g} · "
+            f"momentum {config['momentum']:.2g} · {config['optimizer']}")
+
+
+def print_plan(plan: dict[str, Any]) -> None:
+    """The plan, its warm-up, and its prediction — or, when the evidence cannot support a number,
+    the reason instead of one (issue 11: a prediction the evidence cannot support is not printed)."""
+    from predictor.types import json_safe
+
+    plan = json_safe(plan)
+    config, predicted, baseline = plan["config"], plan["predicted"], plan["baseline"]
+    confidence = plan.get("confidence") or {"level": "low", "reason": ""}
+    out.print(f"[bold]Plan for study {plan['study_id']}[/]", highlight=False)
+    if plan.get("warmup"):
+        warmup = plan["warmup"]
+        out.print(f"  warm-up    {warmup['iterations']} it of {_config_text(warmup['config'])}",
+                  highlight=False)
+        out.print(f"  then       {_config_text(config)}", highlight=False)
+    else:
+        out.print(f"  config     {_config_text(config)}", highlight=False)
+    if predicted.get("ttc_seconds") is None:
+        out.print(f"  predicted  no number: {confidence['reason']}", highlight=False)
+    else:
+        out.print(
+            f"  predicted  TTC {seconds_text(predicted['ttc_seconds'])} "
+            f"(80%: {seconds_text(predicted['ttc_low'])}–"
+            f"{seconds_text(predicted['ttc_high'])}) = {predicted['seconds_per_iteration']:.3g} s/it × "
+            f"{predicted['iterations']:.0f} it",
+            highlight=False,
+        )
+        out.print(f"  confidence {confidence['level']}: {confidence['reason']}", highlight=False)
+        base = baseline["config"]
+        label = (f"sync · {base['nodes']}×{base['devices_per_node']} devices · lr {base['lr']:.4g} · "
+                 f"momentum {base['momentum']:.3g}")
+        if baseline["predicted_ttc_seconds"] is None:
+            out.print(f"  baseline   {label}: no supported prediction (not probed far enough)",
+                      highlight=False)
+        else:
+            speedup = baseline["predicted_ttc_seconds"] / predicted["ttc_seconds"]
+            out.print(f"  baseline   {label}: {seconds_text(baseline['predicted_ttc_seconds'])} "
+                      f"→ speedup {speedup:.2f}×", highlight=False)
+    out.print(
+        f"  probes     {plan['probes']['count']} · {plan['probes']['cluster_seconds']:.4g} cluster-seconds",
+        highlight=False,
+    )
+    if plan.get("worth_tuning") is False:
+        out.print(f"  not worth tuning: {plan.get('worth_tuning_reason', '')}", highlight=False)
+
+
+def print_ranking(plan: dict[str, Any]) -> None:
+    """The plan's ranking (predictor.ranking rows, best first): every config the plan was chosen
+    among, its score, its prediction — or *beyond evidence* where the evidence supports no number —
+    and why it lost. Lines stay whole off a terminal, like the plan's."""
+    from rich.table import Column, Table
+
+    rows = plan.get("ranking") or []
+    if not rows:
+        return
+    out.print(f"[bold]Ranking[/] · {len(rows)} configs, best first "
+              "(score: the risk-aware TTC the plan was chosen on)", highlight=False)
+    table = Table("#", Column("config", overflow="fold", min_width=24), "status", "score", "predicted TTC",
+                  "confidence", Column("why", overflow="fold"), box=None)
+    for rank, row in enumerate(rows, 1):
+        predicted = row.get("predicted")
+        ttc = (predicted or {}).get("ttc_seconds")
+        shown = seconds_text(ttc) if ttc is not None else ("beyond evidence" if predicted else "—")
+        confidence = (row.get("confidence") or {}).get("level", "—")
+        table.add_row(str(rank), row["config_key"], row["status"], seconds_text(row.get("score")), shown,
+                      confidence, escape(row.get("reason") or ""))
+    out.print(table)

@@ -1,0 +1,163 @@
+"""``ttc train SPEC``: tune as ``ttc tune`` does, then train to the target from the study's best state,
+re-planned at checkpoints (issue 13). Embedded by default (SQLite and a local Ray, as ``ttc tune``),
+or on a service with ``--server``.
+
+Exit codes (``service.cli_exit``): 0 the target was reached, 2 a bad spec or option, 3 the target
+was not reached (no plan, or the run stopped short of it), 1 an internal error or a run segment that
+failed on the cluster, 4 the service is unreachable or refused the call.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from service.cli_exit import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_SERVICE, EXIT_UNREACHABLE
+from service.cli_output import make_console, quiet_ray
+from service.cli_plan import seconds_text
+
+if TYPE_CHECKING:
+    from predictor.training import TrainingPlanner
+    from predictor.types import ProbeResult
+    from worker.spec import Spec
+
+err = make_console(stderr=True)
+out = make_console()
+
+
+def _fail(code: int, message: str) -> typer.Exit:
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    return typer.Exit(code)
+
+
+def train(
+    spec_path: Annotated[Path, typer.Argument(help="job spec, YAML or JSON")],
+    as_json: Annotated[bool, typer.Option("--json", help="print the Training result JSON only")] = False,
+    server: Annotated[str | None, typer.Option(help="train on a ttc service at this URL")] = None,
+    max_overhead: Annotated[float | None, typer.Option(
+        "--max-overhead", help="tuning (study and re-plans) may cost at most this share of the run "
+                               "(overrides the spec's budget.max_overhead)")] = None,
+    max_iterations: Annotated[int, typer.Option(
+        min=1, help="the run stops here when the target is not reached (exit 3)")] = 100_000,
+) -> None:
+    """Tune, then train to the target from the study's best state, re-planning at checkpoints."""
+    from service.settings import get_settings
+
+    spec = _load(spec_path, max_overhead)
+    settings = get_settings()
+    if server is not None:
+        payload = _train_on_server(server, spec, settings.api_token, max_iterations, as_json)
+    else:
+        payload = _train_locally(spec, settings.database_url, settings.ray_address, max_iterations, as_json)
+    if as_json:
+        print(json.dumps(payload, indent=2))
+    else:
+        print_training(payload)
+    if not payload["reached"]:
+        raise _fail(EXIT_UNREACHABLE, f"the target was not reached ({payload['iterations']} iterations, "
+                                      f"final loss {payload['final_loss']})")
+
+
+def _load(spec_path: Path, max_overhead: float | None) -> Spec:
+    from worker.spec import SpecError, load_spec, parse_spec
+
+    try:
+        spec = load_spec(spec_path)
+        if max_overhead is not None:
+            data = spec.model_dump(mode="json")
+            data["budget"] = {**data.get("budget", {}), "max_overhead": max_overhead}
+            spec = parse_spec(data)
+    except SpecError as exc:
+        source = f"{spec_path}" + ("" if max_overhead is None else f" with --max-overhead {max_overhead:g}")
+        raise _fail(EXIT_BAD_INPUT, f"invalid spec {source}:\n{exc}") from None
+    return spec
+
+
+def _train_locally(
+    spec: Spec, database_url: str, ray_address: str | None, max_iterations: int, as_json: bool
+) -> dict[str, Any]:
+    from predictor import TargetUnreachable
+    from service.db import Database
+    from service.orchestration import StudyCancelled
+    from service.training import TrainingFailed, TrainingRunner
+    from worker.spec import SpecError
+
+    quiet_ray()
+    db = Database(database_url)
+    db.migrate()
+
+    def on_segment(result: ProbeResult, role: str, planner: TrainingPlanner) -> None:
+        if as_json:
+            return
+        what = "fork " if role == "fork" else "run  "
+        err.print(f"  {what} {escape(result.probe_key)}: {result.iterations} it → loss "
+                  f"{result.final_loss:.4g}" + (f" [red]{escape(result.error)}[/]" if result.error else ""),
+                  highlight=False)
+
+    runner = TrainingRunner(db, ray_address, on_segment=on_segment)
+    study_id = runner.submit(spec, max_iterations=max_iterations)
+    if not as_json:
+        err.print(f"study {study_id} · training recorded in {database_url}", highlight=False)
+    try:
+        result = runner.run(study_id)
+    except SpecError as exc:  # InfeasibleCluster
+        runner.fail(study_id, "failed", f"{type(exc).__name__}: {exc}")
+        raise _fail(EXIT_BAD_INPUT, str(exc)) from None
+    except TargetUnreachable as exc:
+        raise _fail(EXIT_UNREACHABLE, f"the study found no plan: {exc}") from None
+    except TrainingFailed as exc:
+        raise _fail(EXIT_INTERNAL, f"a run segment failed on the cluster: {exc}") from None
+    except StudyCancelled as exc:
+        raise _fail(EXIT_INTERNAL, str(exc)) from None
+    return result.to_dict()
+
+
+def _train_on_server(
+    server: str, spec: Spec, token: str | None, max_iterations: int, as_json: bool
+) -> dict[str, Any]:
+    from service.remote import RemoteError
+    from service.remote_training import train_remote
+
+    def show(kind: str, data: dict[str, Any]) -> None:
+        if as_json:
+            return
+        if kind == "submitted":
+            err.print(f"study {data['study_id']} · training on {server}", highlight=False)
+        elif kind == "progress" and data.get("result"):
+            result = data["result"]
+            err.print(f"  {data['segments']} segments · {result['iterations']} it · loss "
+                      f"{result['final_loss']}", highlight=False)
+
+    try:
+        outcome = train_remote(server, spec, token, max_iterations, on_update=show)
+    except RemoteError as exc:
+        raise _fail(EXIT_BAD_INPUT if exc.bad_input else EXIT_SERVICE, str(exc)) from None
+    if outcome.result is None:
+        code = EXIT_UNREACHABLE if outcome.state == "unreachable" else EXIT_INTERNAL
+        raise _fail(code, f"training of study {outcome.study_id} ended {outcome.state}: {outcome.error}")
+    if outcome.state == "failed":
+        raise _fail(EXIT_INTERNAL, f"training of study {outcome.study_id} failed: {outcome.error}")
+    return outcome.result
+
+
+def print_training(result: dict[str, Any]) -> None:
+    """The phases of the run, then the result, for people."""
+    from service.cli_plan import _config_text
+
+    for number, phase in enumerate(result["phases"], 1):
+        out.print(f"[bold]phase {number}[/] {_config_text(phase['config'])}", highlight=False)
+        out.print(f"  {phase['iterations']} it · {phase['cluster_seconds']:.4g} cluster-seconds · loss "
+                  f"{_loss(phase['loss_in'])} → {_loss(phase['loss_out'])} · {escape(phase['reason'] or '')}",
+                  highlight=False)
+    verdict = "[green]reached the target[/]" if result["reached"] else "[red]did not reach the target[/]"
+    out.print(f"{verdict} at iteration {result['iterations']} · TTC {seconds_text(result['ttc_seconds'])} "
+              f"(tuning {seconds_text(result['tuning_cluster_seconds'])} of it) · final loss "
+              f"{_loss(result['final_loss'])}", highlight=False)
+
+
+def _loss(value: float | None) -> str:
+    return "–" if value is None else f"{value:.4g}"
