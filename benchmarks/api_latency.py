@@ -7,6 +7,10 @@ of 50 probes with a plan, then runs two phases, side by side in one run:
   answered. A throughput test: by Little's law latency ≈ N / throughput.
 - ``polling``: N clients each sending one request every ``--interval`` seconds, at random phases
   (dashboards and CI jobs polling a study).
+- ``polling_4_studies``: the polling load again while 4 studies run (their probes on a local Ray
+  that the orchestrator process starts at a lower CPU priority); ``busy_vs_idle_p99`` is its p99
+  over the idle polling phase's. The studies are then cancelled: ``cancel_seconds`` is how long
+  until all 4 read ``cancelled`` (their probes are cancelled on Ray by then).
 - ``floor``: the saturated load against a FastAPI route that returns a constant, served by
   uvicorn alone: what this machine can do at all right now. ``saturated_vs_floor`` (throughput
   ratio) is the figure to compare across runs; host speed here varies by ~1.7× hour to hour.
@@ -131,6 +135,38 @@ uvicorn.run(app, host="127.0.0.1", port={port}, log_level="warning")
 """
 
 
+BUSY_STUDIES = 4
+BUSY_SPEC = {  # probes of minutes each: the studies are still running when the phase ends
+    "workload": {"name": "digits-mlp"},
+    "cluster": {"backend": "simulated", "nodes": 2, "devices_per_node": 2},
+    "search": {"strategies": ["sync", "async_groups"], "batch_sizes": [32]},
+    "budget": {"probe_seconds": 86400, "max_probes": 8, "probe_max_iterations": 1_000_000},
+}
+
+
+def start_studies(base: str, count: int) -> list[str]:
+    """Submit ``count`` studies and wait until all of them hold a lease and have probes running."""
+    ids = [httpx.post(f"{base}/v1/studies", json=BUSY_SPEC).json()["id"] for _ in range(count)]
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        shown = [httpx.get(f"{base}/v1/studies/{i}").json() for i in ids]
+        if all(s["probes"].get("running") for s in shown):
+            return ids
+        time.sleep(1)
+    raise SystemExit(f"{count} studies did not all start probing within 300 s")
+
+
+def cancel_studies(base: str, ids: list[str]) -> float:
+    asked = time.monotonic()
+    for study_id in ids:
+        httpx.post(f"{base}/v1/studies/{study_id}/cancel").raise_for_status()
+    while any(httpx.get(f"{base}/v1/studies/{i}").json()["state"] != "cancelled" for i in ids):
+        if time.monotonic() - asked > 120:
+            raise SystemExit("the studies were not cancelled within 120 s")
+        time.sleep(0.1)
+    return round(time.monotonic() - asked, 2)
+
+
 def start_server(database_url: str, port: int) -> subprocess.Popen[bytes]:
     env = {**os.environ, "TTC_DATABASE_URL": database_url}
     env.pop("TTC_API_TOKEN", None)
@@ -188,6 +224,10 @@ def main() -> None:
             pid = server.pid if server else None
             phases = {name: run_phase(base, path, args.clients, args.requests, args.seconds, interval, pid)
                       for name, interval in (("saturated", 0.0), ("polling", args.interval))}
+            busy = start_studies(base, BUSY_STUDIES)
+            phases["polling_4_studies"] = run_phase(base, path, args.clients, args.requests, args.seconds,
+                                                    args.interval, pid)
+            phases["polling_4_studies"]["cancel_seconds"] = cancel_studies(base, busy)
         finally:
             if server is not None:
                 server.terminate()
@@ -200,9 +240,11 @@ def main() -> None:
         floor.terminate()
         floor.wait(20)
     ratio = phases["saturated"]["throughput_rps"] / max(phases["floor"]["throughput_rps"], 1e-9)
+    busy_p99 = phases["polling_4_studies"]["p99_ms"]
     print(json.dumps({
         "route": "GET /v1/studies/{id}", "clients": args.clients, "polling_interval_s": args.interval,
         "target_p99_ms": TARGET_P99_MS, **phases, "saturated_vs_floor": round(ratio, 3),
+        "busy_vs_idle_p99": round(busy_p99 / max(phases["polling"]["p99_ms"], 1e-9), 2),
         "load_average_1m": round(os.getloadavg()[0], 2), "cpus": os.cpu_count(),
     }))
 

@@ -22,9 +22,7 @@ from predictor.types import Config
 from worker.data import EpochSampler
 from worker.optim import make_optimizer
 from worker.probe import workload_for
-from worker.ray_backend import RayBackendConfig
-from worker.ray_backend.replicated import ReplicatedRun
-from worker.ray_backend.strategies import SyncWorker
+from worker.ray_backend import RayBackendConfig, ReplicaRun
 from worker.spec import Spec, parse_spec
 
 WARMUP_STEPS = 10
@@ -42,9 +40,9 @@ def direct_rate(spec: Spec, config: Config, threads: int, steps: int) -> float:
         sampler = EpochSampler(workload.train_size, spec.seed)
 
         def step() -> None:
-            index = sampler.next(config.batch_size)
+            x, y = workload.train_batch(sampler.next(config.batch_size))
             optimizer.zero_grad(set_to_none=True)
-            workload.loss_fn(model(workload.train_x[index]), workload.train_y[index]).backward()
+            workload.loss_fn(model(x), y).backward()
             optimizer.step()
 
         for _ in range(WARMUP_STEPS):
@@ -57,16 +55,17 @@ def direct_rate(spec: Spec, config: Config, threads: int, steps: int) -> float:
         torch.set_num_threads(previous)
 
 
-def ray_rate(spec: Spec, config: Config, threads: int, steps: int, chunk: int) -> float:
+def ray_rate(spec: Spec, config: Config, threads: int, steps: int) -> float:
     """Samples/second of one device actor, timed from the driver around each call."""
     backend = RayBackendConfig(cpus_per_worker=float(threads))
-    run = ReplicatedRun(SyncWorker, spec, config, workload_for(spec), backend, max_iterations=10**9)
+    run = ReplicaRun(spec, config, backend, max_iterations=10**9)
     try:
         run.start()
-        run._advance(WARMUP_STEPS)
-        start, done = time.perf_counter(), 0
-        while done < steps:
-            done += len(run._advance(min(chunk, steps - done)))
+        for _ in range(WARMUP_STEPS):
+            run.step()  # the actors run eval_every (--chunk) steps per call
+        start = time.perf_counter()
+        for _ in range(steps):
+            run.step()
         return steps * config.batch_size / (time.perf_counter() - start)
     finally:
         run.shutdown()
@@ -80,7 +79,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--chunk", type=int, default=10)
     args = parser.parse_args()
-    spec = parse_spec({"workload": {"name": args.workload}, "cluster": {"backend": "ray"}})
+    spec = parse_spec({"workload": {"name": args.workload}, "target": {"eval_every": args.chunk},
+                       "cluster": {"backend": "ray"}})
     address = os.environ.get("RAY_ADDRESS")
     cpus = None if address else max(args.threads)
     ray.init(address=address, num_cpus=cpus, include_dashboard=False, log_to_driver=False)
@@ -89,7 +89,7 @@ def main() -> None:
         for threads in args.threads:
             for batch in args.batch_sizes:
                 config = Config("sync", 1, 1, batch_size=batch, lr=0.01, momentum=0.0)
-                on_ray = ray_rate(spec, config, threads, args.steps, args.chunk)
+                on_ray = ray_rate(spec, config, threads, args.steps)
                 direct = direct_rate(spec, config, threads, args.steps)
                 rows.append({
                     "threads": threads, "batch_size": batch, "ray_samples_per_s": round(on_ray, 1),

@@ -1,15 +1,25 @@
-"""Evaluate ttc's predictor and search against ground truth, TPE, Omnivore's plain grid, a baseline.
+"""Evaluate ttc's plans out of sample: truth runs on other seeds, regret against the best config anyone found.
 
-For each scenario in benchmarks/scenarios/: every configuration of a ground-truth grid is trained
-to the target with the code ``ttc run`` uses (worker.probe.run_config); then ttc's search, Optuna
-TPE as a black box (objective: loss after one probe; best trial then trained) and Omnivore's grid
-without models each probe, pick a config, and that config is trained to the target too.
+For each scenario in benchmarks/scenarios/<kind>/ (a scenario named ``heldout_*`` is held out: no
+model constant or default was chosen on it):
 
-    nice python benchmarks/predictor_eval.py [--quick] [--scenarios a,b] [--jobs 2]
+1. **methods** pick a config with the probes' seed: ttc's search (its plan is then run *as
+   planned*, warm-up phase included), Optuna TPE as a black box (objective: loss after one
+   probe) given the same probe cluster-seconds, Omnivore's plain grid without models, and the
+   naive baseline; each pick is trained to the target on every truth seed (never the probes'
+   seed) with the code ``ttc run`` uses (worker.lineage);
+2. **truth** — every config of a ground-truth grid is trained from scratch on each truth seed,
+   censored at ``CENSOR``× the best TTC known so far (it only has to find anything faster);
+3. **figures** — regret = TTC(pick) / the best TTC known (grid ∪ every pick); the plan's prediction
+   error against its measured TTC (mean over truth seeds); probe cost = the study's cluster-seconds
+   / TTC(plan); coverage of 80% intervals over the plan and sampled configs run as the plan would
+   run them, a config predicted to reach that never did counting as a miss; ttc's TTC + probe cost
+   against TPE's.
 
-writes docs/results/predictor_eval.json (and --quick: predictor_eval_quick.json). Figures:
-regret = TTC(pick)/TTC(best in grid); prediction error |pred − meas|/meas for the plan and ten
-random grid configs; probe cost = probe cluster-seconds / TTC(pick); interval coverage.
+    nice python benchmarks/predictor_eval.py --kind long [--scenarios a,b] [--jobs 2] \
+        [--truth-cache /tmp/ttc-truth.json]
+
+writes docs/results/predictor_eval_<kind>.json and prints one line per scenario and a summary.
 """
 
 from __future__ import annotations
@@ -21,138 +31,180 @@ import math
 import os
 import random
 import statistics
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
-import numpy as np
 import optuna
 
-from predictor import ColdStartSearch, Config, ProbeRequest, ProbeResult
-from predictor.loss_curves import FAMILIES
-from predictor.se_model import curve_points, extrapolate
-from predictor.search import ASYNC_MUST_PAY, EXTEND_ROUNDS
-from predictor.types import by_length
-from worker.probe import run_config, target_value
+from predictor import ColdStartSearch, Config, Plan, ProbeRequest, ProbeResult
+from predictor.search import ASYNC_MUST_PAY
+from predictor.types import Phase, json_safe
+from worker.lineage import State, run_schedule, run_segment
+from worker.probe import target_value
 from worker.spec import Spec, load_spec
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 RESULTS = Path(__file__).parent.parent / "docs" / "results"
-RUN_MAX_ITERATIONS = 4000
+RUN_MAX_ITERATIONS = 40_000
+CHECKED_CONFIGS = 6  # sampled grid configs whose predictions are checked besides the plan
+CENSOR = 1.5  # grid truth runs stop at this multiple of the best TTC known when they start
+NEVER = 3.0  # a config predicted never to reach is checked against this multiple of the best known
 
 
-def _run(args: tuple[Spec, Config, float, int]) -> ProbeResult:
+def held_out(name: str) -> bool:
+    return name.startswith("heldout_")
+
+
+def _seeded(spec: Spec, seed: int) -> Spec:
+    return spec.model_copy(update={"seed": seed})
+
+
+def _truth_run(args: tuple[Spec, Config, Phase | None, float]) -> ProbeResult:
     import torch
 
     torch.set_num_threads(1)
-    return run_config(*args)
+    spec, config, warmup, cap = args
+    return run_schedule(spec, config, warmup, cap, RUN_MAX_ITERATIONS)
 
 
-class Runner:
-    """Runs configs (in a small process pool) and caches runs-to-target by config key.
+class Truth:
+    """Runs-to-target on the truth seeds (a process pool), cached by what they depend on.
 
-    With ``cache``, runs-to-target also persist in a JSON file keyed by what they depend on (the
-    spec less its search space and probe budget), so a re-run after a predictor change, or with
-    other probe lengths, pays only for the probes and the picks.
-    """
+    A run may be censored at ``cap`` simulated seconds: it then only says "slower than the cap",
+    which is all a config far slower than the best known needs to say (regret's denominator is the
+    best, and a config ``CENSOR``× slower than it on a seed cannot be the best on the mean). A
+    cached censored run answers only for caps no larger than its own."""
 
-    def __init__(self, spec: Spec, jobs: int, cache: Path | None = None) -> None:
-        self.spec = spec
+    def __init__(self, spec: Spec, seeds: list[int], jobs: int, cache: Path | None) -> None:
+        self.spec, self.seeds, self.cache = spec, seeds, cache
         self.pool = ProcessPoolExecutor(jobs) if jobs > 1 else None
-        truth = json.dumps(spec.model_dump(mode="json", exclude={"search", "budget"}), sort_keys=True)
-        self.cache, self.cache_key = cache, hashlib.sha256(truth.encode()).hexdigest()[:16]
-        self.runs: dict[str, ProbeResult] = {}
+        job = json.dumps(spec.model_dump(mode="json", exclude={"search", "budget", "seed"}), sort_keys=True)
+        self.job = hashlib.sha256(job.encode()).hexdigest()[:16]
+        self.runs: dict[str, dict[str, Any]] = {}
         if cache is not None and cache.exists():
-            stored = json.loads(cache.read_text()).get(self.cache_key, {})
-            self.runs = {key: ProbeResult.from_dict(run) for key, run in stored.items()}
+            self.runs = json.loads(cache.read_text()).get(self.job, {})
 
-    def _map(self, configs: list[Config], seconds: float, iterations: int) -> list[ProbeResult]:
-        args = [(self.spec, c, seconds, iterations) for c in configs]
-        return list(self.pool.map(_run, args)) if self.pool else [_run(a) for a in args]
+    @staticmethod
+    def key(config: Config, warmup: Phase | None, seed: int) -> str:
+        prefix = f"{warmup.config.key()}*{warmup.iterations}>" if warmup else ""
+        return f"{prefix}{config.key()}@seed{seed}"
 
-    def probe(self, configs: list[Config]) -> list[ProbeResult]:
-        budget = self.spec.budget
-        return self._map(configs, budget.probe_seconds, budget.probe_max_iterations)
+    def _known(self, key: str, cap: float) -> bool:
+        run = self.runs.get(key)
+        if run is None:
+            return False
+        censored = run.get("censored_at")
+        return run["reached_seconds"] is not None or censored is None or censored >= cap
 
-    def probe_requests(self, requests: list[ProbeRequest]) -> list[ProbeResult]:
-        """Each request at its own length (a finalist's extension is longer than the rest)."""
-        return [result for (seconds, iterations), configs in by_length(requests).items()
-                for result in self._map(configs, seconds, iterations)]
-
-    def to_target(self, configs: list[Config]) -> list[ProbeResult]:
-        fresh = list({c.key(): c for c in configs if c.key() not in self.runs}.values())
-        for result in self._map(fresh, math.inf, RUN_MAX_ITERATIONS):
-            self.runs[result.config.key()] = result
+    def ttc(self, plans: list[tuple[Config, Phase | None]], cap: float = math.inf) -> list[float]:
+        """Mean TTC over the truth seeds of each (config, warm-up); inf unless every seed reached
+        within ``cap`` simulated seconds."""
+        wanted = {self.key(c, w, s): (_seeded(self.spec, s), c, w, cap) for c, w in plans for s in self.seeds}
+        fresh = [k for k in wanted if not self._known(k, cap)]
+        runs = self.pool.map(_truth_run, [wanted[k] for k in fresh]) if self.pool else map(
+            _truth_run, [wanted[k] for k in fresh])
+        for key, result in zip(fresh, runs, strict=True):
+            self.runs[key] = {"reached_seconds": result.reached_seconds,
+                              "iterations": result.reached_iteration,
+                              "censored_at": None if math.isinf(cap) else cap}
         if fresh and self.cache is not None:
             stored = json.loads(self.cache.read_text()) if self.cache.exists() else {}
-            stored[self.cache_key] = {key: run.to_dict() for key, run in self.runs.items()}
+            stored[self.job] = self.runs
             self.cache.write_text(json.dumps(stored))
-        return [self.runs[c.key()] for c in configs]
+        out = []
+        for config, warmup in plans:
+            seconds = [self.runs[self.key(config, warmup, s)]["reached_seconds"] for s in self.seeds]
+            reached = all(t is not None and t <= cap for t in seconds)
+            out.append(statistics.mean(seconds) if reached else math.inf)
+        return out
 
     def close(self) -> None:
         if self.pool:
             self.pool.shutdown()
 
 
-def measured_ttc(result: ProbeResult) -> float:
-    return result.reached_seconds if result.reached_seconds is not None else math.inf
+class Prober:
+    """Runs probes in this process as ``ttc`` would on the simulated cluster, keeping end states."""
+
+    def __init__(self, spec: Spec) -> None:
+        self.spec = spec
+        self.states: dict[str, State] = {}
+
+    def run(self, request: ProbeRequest) -> ProbeResult:
+        parent = self.states.get(request.parent) if request.parent else None
+        result, state = run_segment(self.spec, request, parent)
+        self.states[request.key] = state
+        return result
+
+    def scratch(self, config: Config) -> ProbeResult:
+        budget = self.spec.budget
+        return self.run(ProbeRequest(config, budget.probe_seconds, budget.probe_max_iterations))
 
 
 def cluster_seconds(results: list[ProbeResult], devices: int) -> float:
     return sum(r.seconds * r.config.devices / devices for r in results)
 
 
-def ground_truth_grid(spec: Spec, quick: bool) -> list[Config]:
-    """Sync over learning rates; each strategy over batch sizes (and node counts unless quick)."""
+def ground_truth_grid(spec: Spec) -> list[Config]:
+    """The reference grid, sized for a 2-core machine (each long-horizon truth run is thousands of
+    iterations): sync over learning rates × momenta ≥ 0.3; every other strategy at the two largest
+    learning rates; async g ∈ {2, 4} with μ ∈ {0, 0.6}; a larger batch; fewer nodes. The best known
+    config is the best of this grid and every method's pick."""
     n, d = spec.cluster.nodes, spec.cluster.devices_per_node
-    lrs = sorted(spec.search.learning_rates)
-    mid_lr = lrs[len(lrs) // 2]
+    lrs, momenta = sorted(spec.search.learning_rates), sorted(spec.search.momenta)
     batches = sorted(spec.search.batch_sizes)
-    nodes = [n] if quick else sorted({max(n // 2, 1), n})
-    sizes = batches[-1:] if quick else batches
-    grid = [Config("sync", n, d, batch_size=batches[-1], lr=lr, momentum=0.9) for lr in lrs]
-    grid += [Config(s, m, d, batch_size=b, lr=mid_lr, momentum=0.9)
-             for s in spec.search.strategies if s != "async_groups" for m in nodes for b in batches
-             if (s, m, b) != ("sync", n, batches[-1]) and (b in sizes or s == "sync")]
+    mid_batch = batches[len(batches) // 2]
+    top = lrs[-2:]
+    grid = [Config("sync", n, d, batch_size=mid_batch, lr=lr, momentum=mu)
+            for lr in lrs for mu in momenta if mu >= 0.3]
+    for strategy in spec.search.strategies:
+        if strategy in ("sync", "async_groups"):
+            continue
+        options = {"warmup_epochs": 0} if strategy == "daso" else {}
+        grid += [Config(strategy, n, d, batch_size=mid_batch, lr=lr, momentum=0.9, options=options)
+                 for lr in top]
+    grid += [Config("sync", n, d, batch_size=batches[-1], lr=lr, momentum=0.9) for lr in top
+             if batches[-1] != mid_batch]
     if "async_groups" in spec.search.strategies:
-        grid += [Config("async_groups", n, d, groups=g, batch_size=batches[-1], lr=mid_lr, momentum=mu)
-                 for g in (2, 4) if (n * d) % g == 0 for mu in (0.0, 0.3)]
-    return grid
+        grid += [Config("async_groups", n, d, groups=g, batch_size=mid_batch, lr=lrs[-1], momentum=mu)
+                 for g in (2, 4) if (n * d) % g == 0 for mu in (0.0, 0.6)]
+    fewer = sorted({1, max(n // 2, 1)} - {n})  # fewer nodes: no slow links, a smaller global batch
+    grid += [Config("sync", m, d, batch_size=mid_batch, lr=lrs[-1], momentum=0.9) for m in fewer]
+    return list({c.key(): c for c in grid}.values())
 
 
 def naive_baseline(spec: Spec) -> Config:
-    lrs = sorted(spec.search.learning_rates)
+    lrs, batches = sorted(spec.search.learning_rates), sorted(spec.search.batch_sizes)
     return Config("sync", spec.cluster.nodes, spec.cluster.devices_per_node,
-                  batch_size=sorted(spec.search.batch_sizes)[len(spec.search.batch_sizes) // 2],
-                  lr=lrs[len(lrs) // 2], momentum=0.9)
+                  batch_size=batches[len(batches) // 2], lr=lrs[len(lrs) // 2], momentum=0.9)
 
 
-def run_ttc(spec: Spec, runner: Runner, extension_rounds: int = EXTEND_ROUNDS
-            ) -> tuple[ColdStartSearch, list[ProbeResult]]:
+def run_ttc(spec: Spec) -> tuple[ColdStartSearch, Plan, Prober]:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    search = ColdStartSearch(spec.search_space(), spec.budget_limits(), target_value(spec),
-                             extension_rounds=extension_rounds)
+    prober = Prober(spec)
+    search = ColdStartSearch(spec.search_space(), spec.budget_limits(), target_value(spec))
     while requests := search.ask():
-        for result in runner.probe_requests(requests):
-            search.tell(result)
-    return search, search.probes
+        for request in requests:
+            search.tell(prober.run(request))
+    return search, search.plan("eval"), prober
 
 
-def run_tpe(spec: Spec, runner: Runner, trials: int, seed: int) -> tuple[Config, list[ProbeResult]]:
-    """Optuna TPE as a black box: minimise the loss after one probe; the best trial wins."""
-    space = spec.search_space()
+def run_tpe(spec: Spec, prober: Prober, spend: float, seed: int) -> tuple[Config, list[ProbeResult]]:
+    """Optuna TPE as a black box on the same probe cluster-seconds: minimise the loss after one probe."""
+    space, devices = spec.search_space(), spec.cluster.nodes * spec.cluster.devices_per_node
     study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=seed), direction="minimize")
-    probes = []
-    node_choices = sorted({1 << i for i in range(space.nodes.bit_length()) if (1 << i) <= space.nodes}
-                          | {space.nodes})
-    for _ in range(trials):
+    probes: list[ProbeResult] = []
+    nodes_choices = sorted({1 << i for i in range(space.nodes.bit_length()) if (1 << i) <= space.nodes}
+                           | {space.nodes})
+    while not probes or cluster_seconds(probes, devices) < spend:
         trial = study.ask()
         strategy = trial.suggest_categorical("strategy", list(space.strategies))
-        nodes = trial.suggest_categorical("nodes", node_choices)
+        nodes = trial.suggest_categorical("nodes", nodes_choices)
         groups = 1
         if strategy == "async_groups":
-            # One fixed choice list (Optuna's distributions cannot change between trials), halved
-            # until the group count divides the devices of the chosen node count.
             groups = trial.suggest_categorical("groups", [2, 4, 8])
             while (nodes * space.devices_per_node) % groups:
                 groups //= 2
@@ -162,7 +214,7 @@ def run_tpe(spec: Spec, runner: Runner, trials: int, seed: int) -> tuple[Config,
             lr=trial.suggest_categorical("lr", list(space.learning_rates)),
             momentum=trial.suggest_categorical("momentum", list(space.momenta)),
         )
-        result = runner.probe([config])[0]
+        result = prober.scratch(config)
         probes.append(result)
         loss = result.final_loss
         study.tell(trial, loss if math.isfinite(loss) and not result.diverged else 1e9)
@@ -170,183 +222,174 @@ def run_tpe(spec: Spec, runner: Runner, trials: int, seed: int) -> tuple[Config,
     return best.config, probes
 
 
-def run_plain_grid(spec: Spec, runner: Runner) -> tuple[Config, list[ProbeResult]]:
-    """Omnivore's cold start without models: the full μ × η grid per g, judged by loss after a probe."""
+def run_plain_grid(spec: Spec, prober: Prober) -> tuple[Config, list[ProbeResult]]:
+    """Omnivore's cold start without models: the μ × η grid per g, judged by loss after a probe."""
     space = spec.search_space()
     n, d = space.nodes, space.devices_per_node
     batch = sorted(space.batch_sizes)[len(space.batch_sizes) // 2]
-    probes: list[ProbeResult] = []
 
     def loss(r: ProbeResult) -> float:
         return r.final_loss if math.isfinite(r.final_loss) and not r.diverged else math.inf
 
-    sweep = runner.probe([Config("sync", n, d, batch_size=batch, lr=lr, momentum=0.9)
-                          for lr in space.learning_rates])
-    probes += sweep
-    best = min(sweep, key=loss)
+    probes = [prober.scratch(Config("sync", n, d, batch_size=batch, lr=lr, momentum=0.9))
+              for lr in space.learning_rates]
+    best = min(probes, key=loss)
     incumbent = loss(best)
     for g in space.group_counts():
         if g == 1 or "async_groups" not in space.strategies:
             continue
-        grid = runner.probe([Config("async_groups", n, d, groups=g, batch_size=batch, lr=lr, momentum=mu)
-                             for mu in space.momenta for lr in (best.config.lr, best.config.lr / 3)])
+        grid = [prober.scratch(Config("async_groups", n, d, groups=g, batch_size=batch, lr=lr, momentum=mu))
+                for mu in space.momenta for lr in (best.config.lr, best.config.lr / 3)]
         probes += grid
         g_best = min(grid, key=loss)
         if not loss(g_best) < (1 - ASYNC_MUST_PAY) * incumbent:
             break
         best, incumbent = g_best, loss(g_best)
-    others = [s for s in space.strategies if s not in ("sync", "async_groups")]
-    lr = best.config.lr
-    probes += runner.probe([Config(s, n, d, batch_size=batch, lr=lr, momentum=0.9) for s in others])
+    probes += [prober.scratch(Config(s, n, d, batch_size=batch, lr=best.config.lr, momentum=0.9))
+               for s in space.strategies if s not in ("sync", "async_groups")]
     return min(probes, key=loss).config, probes
 
 
-def family_comparison(runs: list[ProbeResult], target: float, probe_iterations: int) -> dict[str, dict]:
-    """Truncate each run that reached the target at the probe length; extrapolate with each family."""
-    errors: dict[str, list[float]] = {name: [] for name in FAMILIES}
-    for run in runs:
-        if run.reached_iteration is None or run.reached_iteration <= probe_iterations:
-            continue
-        points = curve_points(ProbeResult(run.config, probe_iterations, 0.0,
-                                          [p for p in run.curve if p[0] <= probe_iterations]))
-        if points is None:
-            continue
-        for name in FAMILIES:
-            estimate = extrapolate(*points, target, family=name)
-            value = estimate.value if estimate else math.inf
-            errors[name].append(abs(value - run.reached_iteration) / run.reached_iteration)
-    return {name: {"curves": len(e), "median_error": statistics.median(e) if e else None}
-            for name, e in errors.items()}
+def _check(prediction: Any, measured: float) -> dict[str, Any]:
+    """Prediction against measurement; a predicted reach that never came is a miss."""
+    if prediction is None:
+        return {"predicted": None, "measured": measured}
+    point, low, high = prediction.ttc_seconds, prediction.ttc_low, prediction.ttc_high
+    if not math.isfinite(point):
+        return {"predicted": None, "measured": measured, "covered": not math.isfinite(measured)}
+    error = abs(point - measured) / measured if math.isfinite(measured) else math.inf
+    return {"predicted": point, "interval": [low, high], "measured": measured, "error": error,
+            "covered": low <= measured <= high}
 
 
-def evaluate(name: str, quick: bool, jobs: int, seed: int, cache: Path | None = None) -> dict:
-    spec = load_spec(SCENARIOS / f"{name}.yaml")
-    target = target_value(spec)
+def _progress(name: str, started: float, text: str) -> None:
+    print(f"  [{name} {time.monotonic() - started:.0f}s] {text}", file=sys.stderr, flush=True)
+
+
+def evaluate(name: str, kind: str, jobs: int, seeds: list[int], cache: Path | None) -> dict[str, Any]:
+    spec = load_spec(SCENARIOS / kind / f"{name}.yaml")
     devices = spec.cluster.nodes * spec.cluster.devices_per_node
-    runner = Runner(spec, jobs, cache)
+    truth = Truth(spec, seeds, jobs, cache)
     started = time.monotonic()
     try:
-        grid = ground_truth_grid(spec, quick)
-        truth = {r.config.key(): measured_ttc(r) for r in runner.to_target(grid)}
-        best_key = min(truth, key=truth.get)
-        search, probes = run_ttc(spec, runner)
-        plan = search.plan(name)
-        unextended, unextended_probes = run_ttc(spec, runner, extension_rounds=0)
-        plans = {"ttc": plan, "ttc_no_extension": unextended.plan(name)}
-        tpe_config, tpe_probes = run_tpe(spec, runner, len(probes), seed)
-        grid_config, grid_probes = run_plain_grid(spec, runner)
-        baseline = naive_baseline(spec)
-        picks = {"ttc": (plan.config, probes),
-                 "ttc_no_extension": (plans["ttc_no_extension"].config, unextended_probes),
-                 "tpe": (tpe_config, tpe_probes), "plain_grid": (grid_config, grid_probes),
-                 "naive": (baseline, [])}
-        runs = dict(zip(picks, runner.to_target([c for c, _ in picks.values()]), strict=True))
-        best_ttc = min(truth[best_key], *(measured_ttc(r) for r in runs.values()))
+        search, plan, prober = run_ttc(spec)
+        ttc_probes = search.probes
+        spent = cluster_seconds(ttc_probes, devices)
+        tpe_config, tpe_probes = run_tpe(spec, prober, spent, spec.seed)
+        grid_config, grid_probes = run_plain_grid(spec, prober)
+        picks: dict[str, tuple[Config, Phase | None, list[ProbeResult]]] = {
+            "ttc": (plan.config, plan.warmup, ttc_probes), "tpe": (tpe_config, None, tpe_probes),
+            "plain_grid": (grid_config, None, grid_probes), "naive": (naive_baseline(spec), None, []),
+        }
+        _progress(name, started, f"{len(ttc_probes)} ttc probes, picks chosen; truth runs of the picks")
+        measured = dict(zip(picks, truth.ttc([(c, w) for c, w, _ in picks.values()]), strict=True))
+        _progress(name, started, f"picks measured {json_safe(measured)}; the grid")
+        # The grid only has to find anything faster than the picks: censor it at CENSOR × the best so far.
+        grid = ground_truth_grid(spec)
+        grid_ttc: dict[str, float] = {}
+        for batch in (grid[: len(grid) // 2], grid[len(grid) // 2:]):
+            best_so_far = min(*measured.values(), *grid_ttc.values())
+            grid_ttc |= dict(zip((c.key() for c in batch), truth.ttc([(c, None) for c in batch],
+                                                                     CENSOR * best_so_far), strict=True))
+        best_known = min(*grid_ttc.values(), *measured.values())
+        _progress(name, started, f"grid of {len(grid)} measured; best known {best_known:.4g}s; checks")
         methods = {}
-        for method, (config, method_probes) in picks.items():
-            ttc = measured_ttc(runs[method])
-            spent = cluster_seconds(method_probes, devices)
+        for method, (config, warmup, probes) in picks.items():
+            cost = cluster_seconds(probes, devices)
             methods[method] = {
-                "config": config.key(), "ttc_seconds": ttc, "regret": ttc / truth[best_key],
-                "probes": len(method_probes), "probe_cluster_seconds": spent, "probe_cost": spent / ttc,
+                "config": config.key(), "warmup": warmup.to_dict() if warmup else None,
+                "ttc_seconds": measured[method], "regret": measured[method] / best_known,
+                "probes": len(probes), "probe_cluster_seconds": cost, "probe_cost": cost / measured[method],
+                "total_seconds": measured[method] + cost,
             }
-        for method, method_plan in plans.items():
-            measured, predicted = measured_ttc(runs[method]), method_plan.predicted
-            methods[method] |= {
-                "predicted_ttc_seconds": predicted.ttc_seconds,
-                "prediction_error": abs(predicted.ttc_seconds - measured) / measured,
-                "interval": [predicted.ttc_low, predicted.ttc_high],
-                "covered": predicted.ttc_low <= measured <= predicted.ttc_high,
-            }
-        measured_plan = measured_ttc(runs["ttc"])
-        rng = random.Random(seed)
-        sample = rng.sample(grid, min(10, len(grid)))
+        plan_check = _check(plan.predicted if plan.confidence.supported else None, measured["ttc"])
+        warmup = (Phase(search.warmup_config, search.fork.iteration)
+                  if search.fork and search.warmup_config else None)
         checks = []
-        for config in sample + [plan.config]:
+        for config in random.Random(0).sample(grid, min(CHECKED_CONFIGS, len(grid))):
             prediction = search.predict(config)
-            meas = truth.get(config.key(), measured_plan if config == plan.config else math.inf)
-            if prediction is None or not math.isfinite(meas):
-                checks.append({"config": config.key(), "measured": meas, "predicted": None})
+            if prediction is None:
                 continue
-            checks.append({
-                "config": config.key(), "measured": meas, "predicted": prediction.ttc_seconds,
-                "error": abs(prediction.ttc_seconds - meas) / meas,
-                "covered": prediction.ttc_low <= meas <= prediction.ttc_high,
-            })
-        predicted = [c for c in checks[:-1] if c["predicted"] is not None]
-        probe_iterations = int(np.median([r.iterations for r in probes]))
+            # Censored past the interval's top: a run slower than that is a miss whatever its TTC.
+            # "Never reaches" is checked as "not within NEVER × the best known".
+            high = prediction.ttc_high if math.isfinite(prediction.ttc_seconds) else NEVER * best_known
+            cap = max(CENSOR * best_known, 1.5 * high)
+            [seconds] = truth.ttc([(config, None if config == search.warmup_config else warmup)], cap)
+            checks.append({"config": config.key(), **_check(prediction, seconds)})
         return {
-            "scenario": name, "target": target, "grid_size": len(grid), "best_in_grid": best_key,
-            "best_in_grid_ttc": truth[best_key], "best_measured_ttc": best_ttc, "methods": methods,
-            "random_configs": checks[:-1],
-            "random_median_error": statistics.median([c["error"] for c in predicted]) if predicted else None,
-            "random_predicted": len(predicted),
-            "coverage": (sum(c["covered"] for c in checks if c["predicted"] is not None)
-                         / max(sum(c["predicted"] is not None for c in checks), 1)),
-            "tpe_ratio": methods["ttc"]["ttc_seconds"] / methods["tpe"]["ttc_seconds"],
-            "families": family_comparison(list(runner.runs.values()), target, probe_iterations),
+            "scenario": name, "held_out": held_out(name), "target": target_value(spec),
+            "truth_seeds": seeds, "probe_seed": spec.seed, "grid_size": len(grid),
+            "best_in_grid": min(grid_ttc, key=grid_ttc.get), "best_known_ttc": best_known,
+            "methods": methods,
+            "plan": {**plan.to_dict(), **plan_check},
+            "checks": checks,
+            "tpe_ratio": methods["ttc"]["total_seconds"] / methods["tpe"]["total_seconds"],
             "wall_seconds": time.monotonic() - started,
         }
     finally:
-        runner.close()
+        truth.close()
 
 
-def _pooled_coverage(results: list[dict]) -> float:
-    """Share of all predicted configs (random grid configs and plans, every scenario) whose 80%
-    interval holds the measured TTC: the issue's "≥ 70% of configs"."""
-    checks = [c for r in results for c in r["random_configs"] if c["predicted"] is not None]
-    covered = sum(c["covered"] for c in checks) + sum(r["methods"]["ttc"]["covered"] for r in results)
-    return covered / max(len(checks) + len(results), 1)
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
 
 
-def summarise(results: list[dict]) -> dict:
-    ttc = [r["methods"]["ttc"] for r in results]
-    regrets = [m["regret"] for m in ttc]
-    return {
-        "median_regret": statistics.median(regrets), "worst_regret": max(regrets),
-        "median_plan_error": statistics.median(m["prediction_error"] for m in ttc),
-        "median_plan_error_without_extension": statistics.median(
-            r["methods"]["ttc_no_extension"]["prediction_error"] for r in results),
-        "median_probe_cost_without_extension": statistics.median(
-            r["methods"]["ttc_no_extension"]["probe_cost"] for r in results),
-        "median_probe_cost": statistics.median(m["probe_cost"] for m in ttc),
-        "beats_tpe_by_20pct": sum(r["tpe_ratio"] <= 0.8 for r in results),
-        "median_coverage": statistics.median(r["coverage"] for r in results),
-        "pooled_coverage": _pooled_coverage(results),
-        "plain_grid_median_regret": statistics.median(r["methods"]["plain_grid"]["regret"] for r in results),
-        "plain_grid_median_probe_cost": statistics.median(
-            r["methods"]["plain_grid"]["probe_cost"] for r in results),
-    }
+def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
+    def figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
+        ttc = [r["methods"]["ttc"] for r in rows]
+        errors = [r["plan"]["error"] for r in rows if r["plan"].get("predicted") is not None]
+        checks = [c for r in rows for c in [r["plan"], *r["checks"]] if "covered" in c]
+        return {
+            "scenarios": [r["scenario"] for r in rows],
+            "median_regret": _median([m["regret"] for m in ttc]),
+            "worst_regret": max((m["regret"] for m in ttc), default=None),
+            "median_plan_error": _median(errors),
+            "plans_without_a_number": sum(r["plan"].get("predicted") is None for r in rows),
+            "median_probe_cost": _median([m["probe_cost"] for m in ttc]),
+            "worst_probe_cost": max((m["probe_cost"] for m in ttc), default=None),
+            "beats_tpe_by_20pct": sum(r["tpe_ratio"] <= 0.8 for r in rows),
+            "coverage": sum(c["covered"] for c in checks) / max(len(checks), 1),
+            "coverage_checks": len(checks),
+            "tpe_median_regret": _median([r["methods"]["tpe"]["regret"] for r in rows]),
+            "plain_grid_median_regret": _median([r["methods"]["plain_grid"]["regret"] for r in rows]),
+        }
+
+    return {"all": figures(results), "development": figures([r for r in results if not r["held_out"]]),
+            "held_out": figures([r for r in results if r["held_out"]])}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="one node count in the grid")
-    parser.add_argument("--scenarios", default=",".join(sorted(p.stem for p in SCENARIOS.glob("*.yaml"))))
+    kinds = sorted(p.name for p in SCENARIOS.iterdir() if p.is_dir())
+    parser.add_argument("--kind", default="long", choices=kinds)
+    parser.add_argument("--scenarios", help="comma-separated names (default: every scenario of --kind)")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--truth-seeds", default="1,2", help="seeds of the truth runs (not the probes')")
     parser.add_argument("--out", type=Path, help="JSON path (default under docs/results/)")
-    parser.add_argument("--truth-cache", type=Path,
-                        help="JSON file keeping runs-to-target between invocations (reused when present)")
+    parser.add_argument("--truth-cache", type=Path, help="JSON file keeping truth runs between invocations")
     args = parser.parse_args()
+    names = args.scenarios.split(",") if args.scenarios else sorted(
+        p.stem for p in (SCENARIOS / args.kind).glob("*.yaml"))
+    seeds = [int(s) for s in args.truth_seeds.split(",")]
     results = []
-    for name in args.scenarios.split(","):
-        result = evaluate(name, args.quick, args.jobs, args.seed, args.truth_cache)
+    for name in names:
+        result = evaluate(name, args.kind, args.jobs, seeds, args.truth_cache)
         results.append(result)
-        m = result["methods"]
-        print(f"{name}: regret ttc {m['ttc']['regret']:.3f} tpe {m['tpe']['regret']:.3f} "
-              f"grid {m['plain_grid']['regret']:.3f} naive {m['naive']['regret']:.3f}; "
-              f"plan error {m['ttc']['prediction_error']:.2%} "
-              f"(without extension {m['ttc_no_extension']['prediction_error']:.2%}); "
-              f"probe cost {m['ttc']['probe_cost']:.2%}; "
-              f"coverage {result['coverage']:.0%}; {result['wall_seconds']:.0f}s", flush=True)
-    command = "python benchmarks/predictor_eval.py" + (" --quick" if args.quick else "")
-    report = {"command": f"{command} --scenarios {args.scenarios}",
+        m, plan = result["methods"], result["plan"]
+        error = f"plan error {plan['error']:.1%}" if plan.get("predicted") is not None else "plan: no number"
+        print(f"{name}{' (held out)' if result['held_out'] else ''}: regret ttc {m['ttc']['regret']:.3f} "
+              f"tpe {m['tpe']['regret']:.3f} grid {m['plain_grid']['regret']:.3f} "
+              f"naive {m['naive']['regret']:.3f}; {error}", end="")
+        print(f"; confidence {plan['confidence']['level']}; probe cost {m['ttc']['probe_cost']:.1%}; "
+              f"ttc/tpe total {result['tpe_ratio']:.2f}; {result['wall_seconds']:.0f}s", flush=True)
+    command = (f"python benchmarks/predictor_eval.py --kind {args.kind} --scenarios {','.join(names)} "
+               f"--truth-seeds {args.truth_seeds}")
+    report = {"command": command,
               "scenarios": results, "summary": summarise(results)}
     RESULTS.mkdir(parents=True, exist_ok=True)
-    out = args.out or RESULTS / ("predictor_eval_quick.json" if args.quick else "predictor_eval.json")
-    out.write_text(json.dumps(report, indent=1, default=str))
-    print(json.dumps(report["summary"], indent=1))
+    out = args.out or RESULTS / f"predictor_eval_{args.kind}.json"
+    out.write_text(json.dumps(json_safe(report), indent=1, default=str))
+    print(json.dumps(json_safe(report["summary"]), indent=1))
 
 
 if __name__ == "__main__":

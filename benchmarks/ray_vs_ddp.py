@@ -27,9 +27,7 @@ from predictor.types import Config
 from worker.data import EpochSampler
 from worker.optim import make_optimizer
 from worker.probe import workload_for
-from worker.ray_backend import RayBackendConfig
-from worker.ray_backend.replicated import ReplicatedRun
-from worker.ray_backend.strategies import SyncWorker
+from worker.ray_backend import RayBackendConfig, ReplicaRun
 from worker.spec import Spec, parse_spec
 
 WARMUP_STEPS = 20
@@ -52,9 +50,9 @@ def _ddp_worker(rank: int, world: int, port: int, spec: Spec, config: Config, st
     b = config.batch_size
 
     def step() -> None:
-        index = sampler.next(b * world)[rank * b : (rank + 1) * b]
+        x, y = workload.train_batch(sampler.next(b * world)[rank * b : (rank + 1) * b])
         optimizer.zero_grad(set_to_none=True)
-        workload.loss_fn(model(workload.train_x[index]), workload.train_y[index]).backward()
+        workload.loss_fn(model(x), y).backward()
         optimizer.step()
 
     for _ in range(WARMUP_STEPS):
@@ -78,12 +76,13 @@ def ddp_round(spec: Spec, config: Config, steps: int) -> float:
     return queue.get()
 
 
-def ray_round(run: ReplicatedRun, steps: int, chunk: int) -> float:
-    run._advance(WARMUP_STEPS)
+def ray_round(run: ReplicaRun, steps: int) -> float:
+    """Samples/s over ``steps`` steps (the actors run ``eval_every`` = chunk steps per call)."""
+    for _ in range(WARMUP_STEPS):
+        run.step()
     start = time.perf_counter()
-    done = 0
-    while done < steps:
-        done += len(run._advance(min(chunk, steps - done)))
+    for _ in range(steps):
+        run.step()
     return steps * run.config.global_batch / (time.perf_counter() - start)
 
 
@@ -106,12 +105,12 @@ def main() -> None:
     cpus = None if address else args.workers
     ray.init(address=address, num_cpus=cpus, include_dashboard=False, log_to_driver=False)
     backend = RayBackendConfig(cpus_per_worker=1.0)
-    run = ReplicatedRun(SyncWorker, spec, config, workload_for(spec), backend, max_iterations=10**9)
+    run = ReplicaRun(spec, config, backend, max_iterations=10**9)
     ray_rates, ddp_rates = [], []
     try:
         run.start()
         for _ in range(args.rounds):
-            ray_rates.append(ray_round(run, args.steps, args.chunk))
+            ray_rates.append(ray_round(run, args.steps))
             ddp_rates.append(ddp_round(spec, config, args.steps))
     finally:
         run.shutdown()

@@ -24,7 +24,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from predictor.types import Config, ProbeResult  # noqa: E402
+from predictor.types import Config, ProbeResult, json_safe  # noqa: E402
 from worker.probe import run_config, workload_for  # noqa: E402
 from worker.simulated.calibration import model_cost  # noqa: E402
 from worker.simulated.hardware import Hardware  # noqa: E402
@@ -82,11 +82,12 @@ def table(header: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines)
 
 
-def write_report(paper: str, title: str, body: str, figure: plt.Figure, quick: bool) -> None:
+def write_report(paper: str, title: str, body: str, figure: plt.Figure, quick: bool,
+                 command: str | None = None) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     figure.savefig(RESULTS / f"{paper}.png", dpi=110, bbox_inches="tight")
     plt.close(figure)
-    command = f"python benchmarks/reproduce.py {paper}" + (" --quick" if quick else "")
+    command = command or f"python benchmarks/reproduce.py {paper}" + (" --quick" if quick else "")
     text = f"# {title}\n\nMeasured by `{command}` (simulated cluster; seconds are simulated).\n\n{body}\n\n"
     text += f"![{paper}]({paper}.png)\n"
     (RESULTS / f"{paper}.md").write_text(text)
@@ -376,31 +377,21 @@ def dbs(quick: bool) -> dict[str, Any]:
     return {"paper": "dbs", "scenarios": out}
 
 
-def _finite(value: Any) -> Any:
-    """Strict JSON: a missed target (infinite TTC) becomes null."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {str(k): _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
-
-
 PAPERS: dict[str, Callable[[bool], dict[str, Any]]] = {
     "omnivore": omnivore, "daso": daso, "hsgd": hsgd, "dbs": dbs,
 }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("paper", choices=sorted(PAPERS))
+def main(argv: list[str] | None = None, papers: dict[str, Callable[[bool], dict[str, Any]]] = PAPERS,
+         description: str = __doc__) -> int:
+    parser = argparse.ArgumentParser(description=description.splitlines()[0])
+    parser.add_argument("paper", choices=sorted(papers))
     parser.add_argument("--quick", action="store_true", help="fewer seeds and a smaller grid")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    summary = PAPERS[args.paper](args.quick)
+    summary = papers[args.paper](args.quick)
     summary["wall_seconds"] = round(time.perf_counter() - start, 1)
-    print(json.dumps(_finite(summary)))
+    print(json.dumps(json_safe(summary)))  # strict JSON: a missed target is null
     return 0
 
 

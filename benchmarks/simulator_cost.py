@@ -22,9 +22,8 @@ import torch
 
 from predictor.types import Config
 from worker.simulated.calibration import model_cost
-from worker.simulated.hardware import Hardware
+from worker.simulated.run import simulated_run
 from worker.spec import parse_spec
-from worker.strategies import make_strategy
 from worker.workloads import Workload, build_workload
 
 NODES, DEVICES_PER_NODE = 16, 4  # 64 devices
@@ -56,7 +55,8 @@ def plain_steps(workload: Workload, batch: int, count: int) -> Callable[[], None
         for _ in range(count):
             index = torch.randint(workload.train_size, (batch,), generator=generator)
             optimizer.zero_grad(set_to_none=True)
-            workload.loss_fn(model(workload.train_x[index]), workload.train_y[index]).backward()
+            x, y = workload.train_batch(index)
+            workload.loss_fn(model(x), y).backward()
             optimizer.step()
 
     return work
@@ -65,7 +65,7 @@ def plain_steps(workload: Workload, batch: int, count: int) -> Callable[[], None
 def simulated_steps(workload: Workload, config: Config, count: int) -> Callable[[], None]:
     spec = parse_spec({"workload": {"name": workload.name},
                        "cluster": {"nodes": NODES, "devices_per_node": DEVICES_PER_NODE}})
-    strategy = make_strategy(config, workload, Hardware(spec.cluster, model_cost(workload), 0), 0)
+    strategy = simulated_run(spec, config)
 
     def work() -> None:
         for _ in range(count):
