@@ -27,6 +27,16 @@ def tiny_spec(**budget: Any) -> dict[str, Any]:
     }
 
 
+def mid_study_spec() -> dict[str, Any]:
+    """A study long enough to be interrupted: a target beyond the first probe and a generous
+    overhead share, so the sweep's second batch runs two probes at once and a fault can land with
+    probes finished and one in flight."""
+    spec = tiny_spec(max_probes=7, probe_max_iterations=300, max_overhead=10.0)
+    spec["search"].update(learning_rates=[0.05, 0.1, 0.3], momenta=[0.6, 0.9])
+    spec["target"]["value"] = 0.002
+    return spec
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -16,7 +16,7 @@ from service import crud
 from service.db import TERMINAL_STATES, Database
 from service.orchestration import optuna_study_name
 from tests.service.conftest import _reset_postgres
-from tests.service.service_helpers import ServiceProcess, tiny_spec, wait_for
+from tests.service.service_helpers import ServiceProcess, mid_study_spec, wait_for
 
 log = logging.getLogger(__name__)
 CONFIGS = Path("/etc/postgresql")
@@ -42,8 +42,7 @@ def test_postgres_restart_mid_study_loses_and_reruns_nothing(
     _reset_postgres(postgres_url)
     db = Database(postgres_url)
     db.migrate()
-    spec = tiny_spec(max_probes=6, probe_max_iterations=300)
-    spec["search"].update(learning_rates=[0.05, 0.1, 0.3], momenta=[0.6, 0.9])
+    spec = mid_study_spec()
     service = ServiceProcess(postgres_url, ray_address, tmp_path / "service.log").start()
     try:
         study_id = httpx.post(f"{service.url}/v1/studies", json=spec).json()["id"]

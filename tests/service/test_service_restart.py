@@ -13,7 +13,7 @@ import pytest
 from service import crud
 from service.db import TERMINAL_STATES, Database
 from service.orchestration import optuna_study_name
-from tests.service.service_helpers import ServiceProcess, tiny_spec, wait_for
+from tests.service.service_helpers import ServiceProcess, mid_study_spec, wait_for
 
 log = logging.getLogger(__name__)
 
@@ -30,11 +30,7 @@ def test_sigkill_mid_study_then_restart_completes_without_rerunning(
 ) -> None:
     db = Database(database_url)
     db.migrate()
-    # A target beyond the first probe and a generous overhead share: the sweep's second batch runs
-    # two probes at once, so the kill can land with probes finished and one in flight.
-    spec = tiny_spec(max_probes=7, probe_max_iterations=300, max_overhead=10.0)
-    spec["search"].update(learning_rates=[0.05, 0.1, 0.3], momenta=[0.6, 0.9])
-    spec["target"]["value"] = 0.002
+    spec = mid_study_spec()
     first = ServiceProcess(database_url, ray_address, tmp_path / "service.log").start()
     second = ServiceProcess(database_url, ray_address, tmp_path / "service.log")
     try:
