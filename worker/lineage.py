@@ -30,15 +30,23 @@ from worker.training_run import TrainingRun
 State = dict[str, Any]
 
 
-def _start(run: TrainingRun, request: ProbeRequest, parent: State | None) -> tuple[int, float]:
-    """Prepare ``run`` from ``parent``; the lineage iteration and seconds at the run's own zero."""
+def _origin(request: ProbeRequest, parent: State | None) -> tuple[int, float]:
+    """The lineage iteration and seconds at the run's own zero."""
     if parent is None:
         return 0, 0.0
     if not request.forks:
-        run.restore(parent["checkpoint"])
         return int(parent["base_iteration"]), float(parent["base_seconds"])
-    run.warm_start(parent["model"])
     return int(parent["end_iteration"]), float(parent["end_seconds"])
+
+
+def _start(run: TrainingRun, request: ProbeRequest, parent: State | None) -> None:
+    """Prepare ``run`` from ``parent``: continue its checkpoint exactly, or fork from its model."""
+    if parent is None:
+        return
+    if request.forks:
+        run.warm_start(parent["model"])
+    else:
+        run.restore(parent["checkpoint"])
 
 
 def run_segment(spec: Spec, request: ProbeRequest, parent: State | None) -> tuple[ProbeResult, State]:
@@ -46,9 +54,10 @@ def run_segment(spec: Spec, request: ProbeRequest, parent: State | None) -> tupl
     if (parent is None) != (request.parent is None):
         raise ValueError(f"probe {request.key}: parent state {'missing' if parent is None else 'unexpected'}")
     evaluator, target = Evaluator(workload_for(spec), spec.target.metric), target_value(spec)
+    base_iteration, base_seconds = _origin(request, parent)
 
     def train_run(run: TrainingRun) -> tuple[ProbeResult, State]:
-        base_iteration, base_seconds = _start(run, request, parent)
+        _start(run, request, parent)
         own_iteration, own_clock = run.iteration, run.clock
         result = train(run, evaluator, target, spec.target.eval_every, own_clock + request.seconds,
                        own_iteration + request.max_iterations)
@@ -59,7 +68,7 @@ def run_segment(spec: Spec, request: ProbeRequest, parent: State | None) -> tupl
         return result, state
 
     limit = (int(parent["end_iteration"]) if parent else 0) + request.max_iterations
-    return on_backend(spec, request.config, limit, train_run)
+    return on_backend(spec, request.config, limit, train_run, origin_seconds=base_seconds)
 
 
 def _in_lineage(result: ProbeResult, request: ProbeRequest, base_iteration: int, base_seconds: float,

@@ -25,15 +25,18 @@ def target_value(spec: Spec) -> float:
     return spec.target.value if spec.target.value is not None else workload_for(spec).default_target
 
 
-def on_backend(spec: Spec, config: Config, max_iterations: int, train_run: Callable[[TrainingRun], T]) -> T:
-    """``train_run`` on ``config``'s training run on the spec's backend (simulated, or Ray actors)."""
+def on_backend(spec: Spec, config: Config, max_iterations: int, train_run: Callable[[TrainingRun], T],
+               origin_seconds: float = 0.0) -> T:
+    """``train_run`` on ``config``'s training run on the spec's backend (simulated, or Ray actors).
+    ``origin_seconds``: the lineage's seconds at the run's zero, which times a simulated cluster's
+    faults (``cluster.throttle``) on the run's clock; a real cluster keeps its own time."""
     if spec.cluster.backend == "ray":
         from worker.ray_backend import run_on_ray  # Ray and its actors only when asked for
 
         return run_on_ray(spec, config, max_iterations, train_run)
     if spec.cluster.backend != "simulated":
         raise ValueError(f"cluster.backend={spec.cluster.backend!r} is not available in this build")
-    return train_run(simulated_run(spec, config))
+    return train_run(simulated_run(spec, config, origin_seconds))
 
 
 def run_config(spec: Spec, config: Config, max_seconds: float, max_iterations: int) -> ProbeResult:

@@ -92,6 +92,16 @@ class DisturbanceSpec(_Strict):
     duration_steps: int = Field(50, ge=1, le=1_000_000)
 
 
+class ThrottleSpec(_Strict):
+    """One node slows down for good partway through a run (thermal throttling, a noisy neighbour):
+    a heterogeneity that starts mid-run, so the allocation that was best at the start stops being
+    best. Timed on the run's own simulated clock, so a probe forked late in a run sees it too."""
+
+    node: int = Field(ge=0, lt=MAX_NODES, description="the node that slows (0-based)")
+    speed: float = Field(gt=0, le=1, description="its speed from then on, as a share of before")
+    after_seconds: float = Field(ge=0, le=1e9, description="simulated seconds into a run")
+
+
 class ClusterSpec(_Strict):
     backend: Literal["simulated", "ray"] = "simulated"
     nodes: int = Field(1, ge=1, le=MAX_NODES)
@@ -100,6 +110,7 @@ class ClusterSpec(_Strict):
     network: NetworkSpec = NetworkSpec()
     node_speed: list[float] | None = Field(None, max_length=MAX_NODES)
     disturbance: DisturbanceSpec | None = None
+    throttle: ThrottleSpec | None = None
     jitter: float = Field(0.02, ge=0, le=1, description="std of log step-time noise per device")
 
     @model_validator(mode="after")
@@ -112,10 +123,22 @@ class ClusterSpec(_Strict):
             bad = [s for s in self.node_speed if not 0 < s <= 1000]
             if bad:
                 raise ValueError(f"node_speed entries must be > 0 and <= 1000, got {bad}")
+        if self.throttle is not None:
+            if self.backend != "simulated":
+                raise ValueError("cluster.throttle is a fault of the simulated cluster; a real "
+                                 "cluster's slowdowns are measured, not declared: remove it")
+            if self.throttle.node >= self.nodes:
+                raise ValueError(f"cluster.throttle.node={self.throttle.node} but the cluster has "
+                                 f"nodes 0..{self.nodes - 1}")
         return self
 
-    def speed_of_node(self, node: int) -> float:
-        return 1.0 if self.node_speed is None else self.node_speed[node]
+    def speed_of_node(self, node: int, at_seconds: float = 0.0) -> float:
+        """The node's speed at ``at_seconds`` into a run (its node_speed, throttled from then on)."""
+        speed = 1.0 if self.node_speed is None else self.node_speed[node]
+        throttle = self.throttle
+        if throttle is not None and node == throttle.node and at_seconds >= throttle.after_seconds:
+            speed *= throttle.speed
+        return speed
 
 
 class SearchSpec(_Strict):

@@ -216,9 +216,9 @@ def test_simulated_uses_the_configs_devices(name: str, monkeypatch: pytest.Monke
     seen: set[int] = set()
     original = hardware.compute_seconds
 
-    def spy(batches: list[int], devices: list[int]):
+    def spy(batches: list[int], devices: list[int], at_seconds: float = 0.0):
         seen.update(devices)
-        return original(batches, devices)
+        return original(batches, devices, at_seconds)
 
     monkeypatch.setattr(hardware, "compute_seconds", spy)
     for _ in range(5):

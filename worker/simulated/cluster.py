@@ -89,17 +89,18 @@ class SimulatedCluster(Cluster):
         return len({device // self.hardware.cluster.devices_per_node for device in devices}) > 1
 
     def compute(
-        self, model: torch.nn.Module, index: torch.Tensor, devices: list[int], sizes: list[int] | None = None
+        self, model: torch.nn.Module, index: torch.Tensor, devices: list[int], sizes: list[int] | None = None,
+        at_seconds: float = 0.0,
     ) -> tuple[GradientStep, float]:
-        """One replica's gradient (one batch of every device's samples) and its simulated seconds;
-        touches no clock."""
+        """One replica's gradient (one batch of every device's samples) and its simulated seconds
+        for a step starting ``at_seconds`` into the run; touches no clock."""
         sizes = sizes or [len(index) // len(devices)] * len(devices)
         params = self.parameters(model)
         loss = self._mean_loss(model, index, sizes)
         for param, grad in zip(params, torch.autograd.grad(loss, params), strict=True):
             param.grad = grad
         hardware = self.hardware
-        compute = hardware.compute_seconds(sizes, devices)
+        compute = hardware.compute_seconds(sizes, devices, at_seconds)
         busy = float(compute.max())
         if self.read is not None:  # the next batch is read while this one computes
             busy = max(busy, hardware.read_seconds(sizes[0], self.sample_bytes, self.read == "contiguous"))
@@ -122,8 +123,9 @@ class SimulatedCluster(Cluster):
     def gradient(
         self, model: torch.nn.Module, index: torch.Tensor, *, replica: int, sizes: list[int] | None = None
     ) -> GradientStep:
-        step, seconds = self.compute(model, index, self.replica_devices[replica], sizes)
-        self.replica_clocks[replica] += seconds
+        clocks = self.replica_clocks
+        step, seconds = self.compute(model, index, self.replica_devices[replica], sizes, clocks[replica])
+        clocks[replica] += seconds
         return step
 
     def start_sum(self, tensors: dict[int, torch.Tensor]) -> PendingSum:
@@ -146,7 +148,7 @@ class SimulatedCluster(Cluster):
         def cycle(
             model: torch.nn.Module, index: torch.Tensor, devices: list[int], out: torch.Tensor
         ) -> float:
-            seconds = self.compute(model, index, devices)[1]
+            seconds = self.compute(model, index, devices, at_seconds=self.clock)[1]
             torch.cat([p.grad.reshape(-1) for p in self.parameters(model)], out=out)
             return seconds
 

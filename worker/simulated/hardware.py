@@ -26,8 +26,10 @@ BACKWARD_SHARE = 2 / 3  # backward ≈ 2× forward FLOPs, so ≈ 2/3 of a traini
 class Hardware:
     """Seconds for the pieces of a step on one simulated cluster; owns the jitter RNG."""
 
-    def __init__(self, cluster: ClusterSpec, cost: ModelCost, seed: int) -> None:
+    def __init__(self, cluster: ClusterSpec, cost: ModelCost, seed: int, origin_seconds: float = 0.0) -> None:
+        """``origin_seconds``: the lineage's seconds at this run's zero (faults are timed on it)."""
         self.cluster = cluster
+        self.origin_seconds = origin_seconds
         self.cost = cost
         self.rng = np.random.default_rng(seed + 7919)
         self.device = None if cluster.device.name == "cpu" else GPU_PROFILES[cluster.device.name]
@@ -58,13 +60,14 @@ class Hardware:
             d.peak_flops * efficiency
         )
 
-    def device_speed(self, device: int) -> float:
-        return self.cluster.speed_of_node(device // self.cluster.devices_per_node)
+    def device_speed(self, device: int, at_seconds: float = 0.0) -> float:
+        return self.cluster.speed_of_node(device // self.cluster.devices_per_node, at_seconds)
 
-    def compute_seconds(self, batches: list[int], devices: list[int]) -> np.ndarray:
-        """Jittered compute seconds of each device for its batch this step (stragglers included)."""
+    def compute_seconds(self, batches: list[int], devices: list[int], at_seconds: float = 0.0) -> np.ndarray:
+        """Jittered compute seconds of each device for its batch this step (stragglers included),
+        for a step that starts ``at_seconds`` into the run."""
         base = np.array([self.base_compute_seconds(b) for b in batches])
-        speed = np.array([self.device_speed(d) for d in devices])
+        speed = np.array([self.device_speed(d, self.origin_seconds + at_seconds) for d in devices])
         noise = np.exp(self.rng.normal(0.0, self.cluster.jitter, len(devices)))
         return base / speed * noise * self._disturbance(devices)
 
