@@ -184,10 +184,12 @@ class TrainingPlanner:
         return speed * request.max_iterations * request.config.devices / self.space.devices
 
     def _neighbours(self, config: Config) -> list[Config]:
-        """Omnivore's re-tuning moves around the current config, most promising first: learning
-        rate and momentum (per g), then g, the batch size with the rate scaled linearly, DASO's
-        skips and the node count."""
-        space, out = self.space, []
+        """Omnivore's re-tuning moves around the current config, most promising first: the
+        configs the run came through (a switch that stopped paying is undone, e.g. a warm-up's
+        1-node recipe left for the full cluster), learning rate and momentum (per g), then g, the
+        batch size with the rate scaled linearly, DASO's skips and the node count."""
+        space = self.space
+        out = [segment.config for segment in reversed(self.run)]
         lrs, momenta = sorted(space.learning_rates), sorted(space.momenta)
         out += [config.replace(lr=config.lr * f) for f in (0.5, 2.0)
                 if lrs[0] / 3 <= config.lr * f <= lrs[-1] * 3]

@@ -3,6 +3,7 @@ re-plans within its overhead budget, and reports one timeline."""
 
 from __future__ import annotations
 
+import copy
 import math
 
 import pytest
@@ -69,3 +70,18 @@ def test_a_switch_keeps_the_fork_s_progress_and_says_why() -> None:
                             "phases"}
     assert all(set(p) == {"config", "iterations", "cluster_seconds", "loss_in", "loss_out", "reason"}
                for p in payload["phases"])
+
+
+def test_re_planning_can_undo_a_switch_the_run_made() -> None:
+    """The configs the run came through are forked again at a re-plan (first), so a switch that
+    stopped paying — say the warm-up's 1-node recipe left for the full cluster — can be undone."""
+    _, planner = trained()
+    current = planner.run[-1].config
+    earlier = copy.copy(planner.run[0])
+    earlier.config = current.replace(nodes=1, lr=current.lr * 7)  # no move of one step reaches it
+    planner.run.insert(0, earlier)
+    came_through = list(dict.fromkeys(s.config.key() for s in reversed(planner.run)
+                                      if s.config.key() != current.key()))
+    neighbours = [c.key() for c in planner._neighbours(current)]
+    assert earlier.config.key() in came_through and neighbours[: len(came_through)] == came_through
+    assert current.key() not in neighbours
