@@ -151,8 +151,9 @@ def cluster_seconds(results: list[ProbeResult], devices: int) -> float:
 def ground_truth_grid(spec: Spec) -> list[Config]:
     """The reference grid, sized for a 2-core machine (each long-horizon truth run is thousands of
     iterations): sync over learning rates × momenta ≥ 0.3; every other strategy at the two largest
-    learning rates; async g ∈ {2, 4} with μ ∈ {0, 0.6}; a larger batch; fewer nodes. The best known
-    config is the best of this grid and every method's pick."""
+    learning rates; async g ∈ {2, 4} with μ ∈ {0, 0.6}; a larger batch; fewer nodes (at every rate
+    when a node throttles mid-run). The best known config is the best of this grid and every
+    method's pick."""
     n, d = spec.cluster.nodes, spec.cluster.devices_per_node
     lrs, momenta = sorted(spec.search.learning_rates), sorted(spec.search.momenta)
     batches = sorted(spec.search.batch_sizes)
@@ -172,7 +173,10 @@ def ground_truth_grid(spec: Spec) -> list[Config]:
         grid += [Config("async_groups", n, d, groups=g, batch_size=mid_batch, lr=lrs[-1], momentum=mu)
                  for g in (2, 4) if (n * d) % g == 0 for mu in (0.0, 0.6)]
     fewer = sorted({1, max(n // 2, 1)} - {n})  # fewer nodes: no slow links, a smaller global batch
-    grid += [Config("sync", m, d, batch_size=mid_batch, lr=lrs[-1], momentum=0.9) for m in fewer]
+    # A node that throttles mid-run makes fewer nodes the fallback to beat, so at every rate.
+    fewer_lrs = lrs if spec.cluster.throttle is not None else lrs[-1:]
+    grid += [Config("sync", m, d, batch_size=mid_batch, lr=lr, momentum=0.9)
+             for m in fewer for lr in fewer_lrs]
     return list({c.key(): c for c in grid}.values())
 
 

@@ -146,6 +146,22 @@ def _rate_line(reference: ReferenceCurve, params: CurveParams, j: np.ndarray, lo
     return float(slope), float(low), float(high), float(intercept + slope * j[-1])
 
 
+def continued_remaining(reference: ReferenceCurve, end_iteration: int, target: float) -> Estimate:
+    """Iterations after ``end_iteration`` until the reference lineage itself, continued as it is,
+    reaches ``target``: its own extrapolation (rate 1 by construction), with the bootstrap's 80%
+    interval widened for extrapolation distance as a fork's is. A continuation's few iterations
+    measure its rate against itself only through noise, so they are not asked to."""
+    goal = float(reference.iteration_at(target)[0])
+    if not math.isfinite(goal):
+        return Estimate(math.inf, math.inf, math.inf)
+    value = max(goal - end_iteration, 0.0)
+    draws = [max(float(reference.iteration_at(target, params)[0]) - end_iteration, 0.0)
+             for params in reference.samples]
+    low, high = (np.percentile(np.array(draws), INTERVAL, method="nearest") if draws else (value, value))
+    form = Z80 * FORM_SIGMA * math.log(max((end_iteration + value) / max(end_iteration, 1), 1.0))
+    return Estimate(value, min(float(low), value) * math.exp(-form), max(float(high), value) * math.exp(form))
+
+
 def settling_iterations(momentum: float) -> float:
     """Iterations a fork's fresh momentum buffer takes to build up: ≈ 1/(1 − μ), at least 4."""
     return max(1.0 / (1.0 - min(momentum, 0.99)), 4.0)
@@ -173,6 +189,8 @@ def fork_rate(reference: ReferenceCurve, fork: ProbeResult, target: float, momen
         return None
     rate, rate_low, rate_high, position = line
     goal = float(reference.iteration_at(target)[0])
+    if rate <= 0 < rate_high and math.isfinite(goal):
+        return None  # no progress seen, yet progress is within its 80% interval: no evidence either way
     if not (rate > 0 and math.isfinite(goal)):
         return ForkRate(rate, position, Estimate(math.inf, math.inf, math.inf))
     value = max((goal - position) / rate, 0.0)

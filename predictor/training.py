@@ -12,9 +12,12 @@ sooner — continuing from the challenger's fork, whose iterations are not repea
 Call order, as the search: ``ask()`` the next requests (one run segment, or a batch of forks),
 run them, ``tell()`` each result; ``result()`` once ``done``. Re-plan points are geometric in the
 run's iterations (every doubling) — a long run is re-planned about log₂ as often as a short one —
-plus any checkpoint at which the run's measured progress leaves the last re-plan's 80% interval.
-All tuning (the study and every re-plan's forks) stays within ``max_overhead`` of the cluster-seconds
-the run has spent; the result's ``ttc_seconds`` counts every cluster-second from the first probe.
+plus any checkpoint at which the run's measured progress leaves the last re-plan's 80% interval,
+or its speed leaves the 80% band of its previous segment (the cluster changed under it: a node
+throttled, a link degraded — Pollux re-fits its throughput model online for the same reason).
+The re-plans' forks stay within ``max_overhead`` of the cluster-seconds the run has spent; the
+study's own probes were held to ``max_overhead`` of the plan's predicted TTC. The result's
+``ttc_seconds`` counts every cluster-second from the first probe, all tuning included.
 """
 
 from __future__ import annotations
@@ -25,12 +28,16 @@ from typing import Any
 
 from predictor.lineages import merge
 from predictor.reference_curve import ReferenceCurve
+from predictor.se_model import Z80
 from predictor.search import CHANGE_MARGIN, ColdStartSearch
 from predictor.ttc_model import ForkPoint, TtcModel, conservative
 from predictor.types import Config, ProbeRequest, ProbeResult, json_safe
 
 CHECKPOINT_PROBES = 4  # a run segment is this many probe lengths: the most a crash can lose
 FIRST_REPLAN_PROBES = 8  # the first re-plan after this many probe lengths of run
+FORK_SHARE = 16  # a re-plan's fork is this share of the run so far (at least a probe): deep in a
+# run, progress over one probe length is lost in SGD's noise, and a fork must outlast it to rank
+SPEED_CHANGE = math.log(1.2)  # a segment's speed moving less than 20% is never a changed cluster
 
 
 @dataclass
@@ -78,6 +85,7 @@ class TrainingPlanner:
         probed = search.lineages.segments[plan.evidence[-1]].config if plan.evidence else plan.config
         self.run: list[ProbeResult] = self._plan_lineage(probed)  # the run's segments so far
         self.tuning: list[ProbeResult] = [p for p in search.probes if p not in self.run]
+        self.study_tuning = self.search._cost_of(self.tuning)  # held to the study's own budget
         self.reasons: dict[str, str] = {self.run[0].probe_key: "the study's plan"} if self.run else {}
         self._pending: dict[str, ProbeRequest] = {}
         self._replan: tuple[ProbeResult, list[ProbeResult]] | None = None  # (tip, forks told)
@@ -125,11 +133,12 @@ class TrainingPlanner:
         tip = self.run[-1]
         length = min(CHECKPOINT_PROBES * self.length, self.max_iterations - tip.end_iteration)
         requests = []
-        if tip.end_iteration >= self._replan_at or self._left_band():
-            forks = self._replan_requests(tip)
+        changed = self._speed_changed()
+        if tip.end_iteration >= self._replan_at or self._left_band() or changed:
+            forks = self._replan_requests(tip, allocation_first=changed)
             self._last_replan, self._replan_at = tip.end_iteration, 2 * tip.end_iteration
-            if forks:  # the incumbent is measured the same way: continued one probe length
-                length = self.length
+            if forks:  # the incumbent is measured the same way: continued as long as the forks
+                length = forks[0].max_iterations
                 self._replan = (tip, [])
                 requests += forks
         requests.insert(0, ProbeRequest(tip.config, math.inf, length, tip.probe_key, tip.end_iteration))
@@ -163,13 +172,28 @@ class TrainingPlanner:
         estimate = tip.end_seconds + max(remaining, 0.0) * tip.steady_seconds_per_iteration
         return not self._band[0] <= estimate <= self._band[1]
 
-    def _replan_requests(self, tip: ProbeResult) -> list[ProbeRequest]:
+    def _speed_changed(self) -> bool:
+        """The last segment ran outside the 80% speed band of the one before it, on the same config
+        (the HE model's residual spread, at least SPEED_CHANGE; DASO's skips and DBS's rebalancing
+        move less): the speed the plan was made for no longer holds."""
+        if len(self.run) < 2 or self.run[-2].config.key() != self.run[-1].config.key():
+            return False
+        model = self.search.model
+        sigma = model.he.sigma if model is not None and model.he is not None else 0.0
+        before, now = self.run[-2].steady_seconds_per_iteration, self.run[-1].steady_seconds_per_iteration
+        if before <= 0 or now <= 0:
+            return False
+        return abs(math.log(now / before)) > max(Z80 * sigma, SPEED_CHANGE)
+
+    def _replan_requests(self, tip: ProbeResult, allocation_first: bool) -> list[ProbeRequest]:
         """Forks of the current config's neighbours from the run's checkpoint, within the budget."""
-        room = self.budget.max_overhead * self.run_cluster_seconds() - self.tuning_cluster_seconds()
+        spent = self.tuning_cluster_seconds() - self.study_tuning
+        room = self.budget.max_overhead * self.run_cluster_seconds() - spent
         requests = []
-        for config in self._neighbours(tip.config):
-            request = ProbeRequest(config, self.budget.probe_seconds, self.length, tip.probe_key,
-                                   tip.end_iteration)
+        length = max(self.length, tip.end_iteration // FORK_SHARE)
+        for config in self._neighbours(tip.config, allocation_first):
+            request = ProbeRequest(config, self.budget.probe_seconds * length / self.length, length,
+                                   tip.probe_key, tip.end_iteration)
             cost = self._cost(request)
             if cost <= room:
                 requests.append(request)
@@ -183,29 +207,31 @@ class TrainingPlanner:
             speed = estimate.value
         return speed * request.max_iterations * request.config.devices / self.space.devices
 
-    def _neighbours(self, config: Config) -> list[Config]:
+    def _neighbours(self, config: Config, allocation_first: bool = False) -> list[Config]:
         """Omnivore's re-tuning moves around the current config, most promising first: the
         configs the run came through (a switch that stopped paying is undone, e.g. a warm-up's
         1-node recipe left for the full cluster), learning rate and momentum (per g), then g, the
-        batch size with the rate scaled linearly, DASO's skips and the node count."""
+        batch size with the rate scaled linearly, DASO's skips, and the node count — first of the
+        moves after the cluster's speed changed, when the allocation is what stopped holding."""
         space = self.space
-        out = [segment.config for segment in reversed(self.run)]
+        came_through = [segment.config for segment in reversed(self.run)]
+        moves = []
         lrs, momenta = sorted(space.learning_rates), sorted(space.momenta)
-        out += [config.replace(lr=config.lr * f) for f in (0.5, 2.0)
-                if lrs[0] / 3 <= config.lr * f <= lrs[-1] * 3]
-        out += [config.replace(momentum=m) for m in _adjacent(momenta, config.momentum)]
+        moves += [config.replace(lr=config.lr * f) for f in (0.5, 2.0)
+                  if lrs[0] / 3 <= config.lr * f <= lrs[-1] * 3]
+        moves += [config.replace(momentum=m) for m in _adjacent(momenta, config.momentum)]
         if config.strategy == "async_groups":
-            out += [config.replace(groups=g) for g in (config.groups // 2, config.groups * 2)
-                    if g >= 2 and config.devices % g == 0]
+            moves += [config.replace(groups=g) for g in (config.groups // 2, config.groups * 2)
+                      if g >= 2 and config.devices % g == 0]
         for batch in _adjacent(sorted(space.batch_sizes), config.batch_size):
-            out.append(config.replace(batch_size=batch, lr=config.lr * batch / config.batch_size))
+            moves.append(config.replace(batch_size=batch, lr=config.lr * batch / config.batch_size))
         if config.strategy == "daso":
             skips = int(config.options.get("max_global_skips", 8))
-            out += [config.replace(options={**config.options, "max_global_skips": s})
-                    for s in (skips // 2, skips * 2) if s >= 1]
-        for nodes in _adjacent(space.node_counts(), config.nodes):
-            if config.groups == 1 or (nodes * config.devices_per_node) % config.groups == 0:
-                out.append(config.replace(nodes=nodes))
+            moves += [config.replace(options={**config.options, "max_global_skips": s})
+                      for s in (skips // 2, skips * 2) if s >= 1]
+        allocation = [config.replace(nodes=nodes) for nodes in _adjacent(space.node_counts(), config.nodes)
+                      if config.groups == 1 or (nodes * config.devices_per_node) % config.groups == 0]
+        out = came_through + (allocation + moves if allocation_first else moves + allocation)
         return list({c.key(): c for c in out if c.key() != config.key()}.values())
 
     def _decide(self, tip: ProbeResult, told: list[ProbeResult]) -> None:

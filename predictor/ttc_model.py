@@ -33,7 +33,7 @@ import numpy as np
 
 from predictor.he_model import HeModel, seconds_per_iteration
 from predictor.noise_scale import noise_scale, steps_ratio, total_momentum
-from predictor.reference_curve import ReferenceCurve, fork_rate
+from predictor.reference_curve import ReferenceCurve, continued_remaining, fork_rate
 from predictor.se_model import Z80, Estimate, iterations_to_target
 from predictor.types import Config, Prediction, ProbeResult
 
@@ -130,11 +130,14 @@ class TtcModel:
             shift = self.origin_iteration
             return Estimate(estimate.value - shift, max(estimate.low - shift, 0.0), estimate.high - shift)
         config = result.config
+        done = result.end_iteration - self.origin_iteration
+        if result.parent == self.fork.key and config.key() == self.fork.key.split("@")[0]:
+            left = continued_remaining(self.fork.reference, result.end_iteration, self.target)
+            return Estimate(done + left.value, done + left.low, done + left.high)
         momentum = min(float(total_momentum(config.momentum, config.groups)), MAX_TOTAL_MOMENTUM)
         rate = fork_rate(self.fork.reference, result, self.target, momentum)
         if rate is None:
             return None
-        done = result.end_iteration - self.origin_iteration
         remaining = rate.remaining
         return Estimate(done + remaining.value, done + remaining.low, done + remaining.high)
 

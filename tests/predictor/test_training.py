@@ -51,12 +51,13 @@ def test_the_run_continues_the_study_and_reaches_the_target() -> None:
 
 
 def test_re_planning_never_spends_more_than_its_overhead_share_of_the_run() -> None:
+    """The re-plans' forks within ``max_overhead`` of the run's cluster-seconds (the study's own
+    share of the plan's predicted TTC is test_search's)."""
     for share in (0.05, 0.2):
         search, planner = trained(max_overhead=share)
         replans = [r for r in planner.tuning if r not in search.probes]
-        cost = search._cost_of(replans)
-        study = search.cluster_seconds() - search._cost_of(s for s in planner.run if s in search.probes)
-        assert cost + study <= share * planner.run_cluster_seconds() + 1e-9 or not replans
+        assert replans or share == 0.05
+        assert search._cost_of(replans) <= share * planner.run_cluster_seconds() + 1e-9
 
 
 def test_a_switch_keeps_the_fork_s_progress_and_says_why() -> None:
