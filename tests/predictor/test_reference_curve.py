@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from predictor.reference_curve import ReferenceCurve, fork_rate
+from predictor.reference_curve import ReferenceCurve, continued_remaining, fork_rate
 from predictor.types import Config, ProbeResult
 
 WARMUP = 400
@@ -80,3 +80,26 @@ def test_a_diverged_fork_says_nothing() -> None:
     diverged = fork(1.0)
     diverged.diverged = True
     assert fork_rate(reference, diverged, target=0.12) is None
+
+
+def test_a_fork_whose_progress_is_lost_in_its_noise_says_nothing_rather_than_never() -> None:
+    """Deep in a run a short fork may show no progress only because SGD's noise hides it: when its
+    rate's 80% interval still admits progress it is no evidence either way (the model then
+    carries from a neighbour); a fork that clearly gets worse never reaches."""
+    reference = ReferenceCurve.fit(warmup_curve())
+    assert reference is not None
+    noisy = fork(0.0, noise=0.02, seed=0)  # flat: its rate's interval straddles 0 on this seed
+    inconclusive = fork_rate(reference, noisy, target=0.12)
+    worse = fork(-1.0)
+    assert inconclusive is None
+    measured = fork_rate(reference, worse, target=0.12)
+    assert measured is not None and measured.remaining.value == math.inf
+
+
+def test_a_continuation_is_read_on_the_reference_itself() -> None:
+    reference = ReferenceCurve.fit(warmup_curve(noise=0.01))
+    assert reference is not None
+    left = continued_remaining(reference, WARMUP + 50, target=0.12)
+    goal = float(reference.iteration_at(0.12)[0])
+    assert left.value == pytest.approx(goal - WARMUP - 50)
+    assert left.low <= left.value <= left.high

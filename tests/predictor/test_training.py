@@ -86,3 +86,24 @@ def test_re_planning_can_undo_a_switch_the_run_made() -> None:
     neighbours = [c.key() for c in planner._neighbours(current)]
     assert earlier.config.key() in came_through and neighbours[: len(came_through)] == came_through
     assert current.key() not in neighbours
+
+
+def test_a_change_of_speed_triggers_a_re_plan_that_tries_other_allocations_first() -> None:
+    """A node that throttles mid-run shows as the run's segment slowing against the one before it
+    (same config): that checkpoint re-plans, and node counts come before the other moves."""
+    _, planner = trained(max_overhead=0.5)
+    tip = planner.run[-1]
+    steady = copy.copy(tip)
+    steady.step_seconds = list(tip.step_seconds)
+    slowed = copy.copy(tip)
+    slowed.step_seconds = [3 * s for s in tip.step_seconds]
+    slowed.seconds = 3 * tip.seconds
+    planner.run += [steady]
+    assert not planner._speed_changed()
+    planner.run += [slowed]
+    assert planner._speed_changed()
+    config = slowed.config
+    came_through = {s.config.key() for s in planner.run} - {config.key()}
+    moves = [c for c in planner._neighbours(config, allocation_first=True) if c.key() not in came_through]
+    other_nodes = [c for c in moves if c.nodes != config.nodes]
+    assert other_nodes and moves[: len(other_nodes)] == other_nodes
