@@ -149,8 +149,8 @@ def _rate_line(reference: ReferenceCurve, params: CurveParams, j: np.ndarray, lo
 def continued_remaining(reference: ReferenceCurve, end_iteration: int, target: float) -> Estimate:
     """Iterations after ``end_iteration`` until the reference lineage itself, continued as it is,
     reaches ``target``: its own extrapolation (rate 1 by construction), with the bootstrap's 80%
-    interval widened for extrapolation distance as a fork's is. A continuation's few iterations
-    measure its rate against itself only through noise, so they are not asked to."""
+    interval widened for extrapolation distance as a fork's is: what a continuation whose own few
+    iterations show no progress beyond their noise is read on (it cannot be out of reach by noise)."""
     goal = float(reference.iteration_at(target)[0])
     if not math.isfinite(goal):
         return Estimate(math.inf, math.inf, math.inf)

@@ -131,11 +131,13 @@ class TtcModel:
             return Estimate(estimate.value - shift, max(estimate.low - shift, 0.0), estimate.high - shift)
         config = result.config
         done = result.end_iteration - self.origin_iteration
-        if result.parent == self.fork.key and config.key() == self.fork.key.split("@")[0]:
-            left = continued_remaining(self.fork.reference, result.end_iteration, self.target)
-            return Estimate(done + left.value, done + left.low, done + left.high)
         momentum = min(float(total_momentum(config.momentum, config.groups)), MAX_TOTAL_MOMENTUM)
         rate = fork_rate(self.fork.reference, result, self.target, momentum)
+        continues = result.parent == self.fork.key and config.key() == self.fork.key.split("@")[0]
+        if rate is None and continues and not result.diverged and not result.error:
+            # the reference lineage continued, its progress lost in noise: read on the reference
+            remaining = continued_remaining(self.fork.reference, result.end_iteration, self.target)
+            return Estimate(done + remaining.value, done + remaining.low, done + remaining.high)
         if rate is None:
             return None
         remaining = rate.remaining

@@ -6,6 +6,7 @@ import json
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -214,18 +215,25 @@ def test_cli_train_on_a_server(ray_address: str, tmp_path: Path) -> None:
         service.stop()
 
 
+def _done_study(db: Database, ray_address: str) -> tuple[Any, str]:
+    """A training spec's study, tuned to the end in this process."""
+    from service.orchestration import StudyRunner
+
+    studies = StudyRunner(db, ray_address)
+    study_id = studies.submit(parse_spec(training_spec()))
+    studies.run(study_id)
+    return studies, study_id
+
+
 def test_a_study_without_its_plan_s_state_cannot_be_trained(database_url: str, ray_address: str) -> None:
     """A done study whose probe states are gone (tuned before they were kept): the training fails at
     once and says what to do, instead of training from scratch."""
-    from service.orchestration import StudyRunner
     from service.training import TrainingFailed
 
     db = Database(database_url)
     db.migrate()
     try:
-        studies = StudyRunner(db, ray_address)
-        study_id = studies.submit(parse_spec(training_spec()))
-        studies.run(study_id)
+        studies, study_id = _done_study(db, ray_address)
         with db.transaction() as session:
             assert len(crud.state_keys(session, study_id=study_id)) == 1  # the plan's tip, kept
             crud.prune_states(session, study_id=study_id, keep=set())
@@ -242,14 +250,10 @@ def test_a_study_without_its_plan_s_state_cannot_be_trained(database_url: str, r
 def test_a_study_tuned_earlier_is_trained_from_its_plan_s_state(database_url: str, ray_address: str) -> None:
     """``POST /train`` on a done study: its search is rebuilt from the committed probes (nothing
     re-probed) and the run continues the plan's lineage tip from the state kept in the database."""
-    from service.orchestration import StudyRunner
-
     db = Database(database_url)
     db.migrate()
     try:
-        studies = StudyRunner(db, ray_address)
-        study_id = studies.submit(parse_spec(training_spec()))
-        studies.run(study_id)
+        studies, study_id = _done_study(db, ray_address)
         with db.transaction() as session:
             (tip,) = crud.state_keys(session, study_id=study_id)
             probes = len(crud.list_probes(session, study_id=study_id))

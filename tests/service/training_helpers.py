@@ -30,16 +30,14 @@ def segments(db: Database, study_id: str) -> list[tuple[TrainingSegment, ProbeRe
 
 def check_overhead(training: dict[str, Any], plan: dict[str, Any], max_overhead: float) -> None:
     """What ``TrainingPlanner`` guarantees (its ``_replan_requests``): re-plans' forks run only within
-    ``max_overhead`` × the run's cluster-seconds less the tuning already spent (the study's probes
-    off the run included), so the study's spend is the only tuning the share does not bound."""
+    ``max_overhead`` × the run's cluster-seconds; the study's probes off the run are held to the
+    study's own budget."""
     timeline, result = training["timeline"], training["result"]
     run, tuning = timeline["run_cluster_seconds"], result["tuning_cluster_seconds"]
     replans, study = timeline["replan_cluster_seconds"], timeline["study_tuning_cluster_seconds"]
     assert tuning == pytest_approx(replans + study)
     assert study <= plan["probes"]["cluster_seconds"] + 1e-12
-    assert tuning <= max_overhead * run + plan["probes"]["cluster_seconds"] + 1e-12
-    if replans > 0:
-        assert replans + study <= max_overhead * run + 1e-12, (replans, study, run)
+    assert replans <= max_overhead * run + 1e-12, (replans, run)
 
 
 def pytest_approx(value: float) -> Any:
