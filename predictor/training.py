@@ -236,7 +236,8 @@ class TrainingPlanner:
 
     def _decide(self, tip: ProbeResult, told: list[ProbeResult]) -> None:
         """Switch to the best fork when it is predicted to finish ≥ 5% sooner than the incumbent's
-        own continuation, both read against the run's curve up to the re-plan point."""
+        own continuation (point and risk-aware score), both read against the run's curve up to the
+        re-plan point."""
         run_before = self.run[: self.run.index(tip) + 1]
         reference = ReferenceCurve.fit(merge(run_before).curve, self.target)
         if reference is None:
@@ -249,15 +250,21 @@ class TrainingPlanner:
         if incumbent is None:
             return
         self._band = (incumbent.ttc_low, incumbent.ttc_high)
-        scored = [(conservative(p), r) for r in views if r is not continued
+        scored = [(conservative(p), p, r) for r in views if r is not continued
                   and (p := model.predict(r.config)) is not None]
         if not scored:
             return
-        best_score, best = min(scored, key=lambda item: item[0])
+        best_score, challenger, best = min(scored, key=lambda item: item[0])
         incumbent_score = conservative(incumbent)
-        if not (math.isfinite(best_score) and best_score <= (1 - CHANGE_MARGIN) * incumbent_score):
+        # ahead by the margin on the point prediction and on the risk-aware score; where the
+        # incumbent's score is unbounded (its own fit's spread, not evidence against it), the
+        # challenger's risk-aware score must beat the incumbent's point
+        margin, bounded = 1 - CHANGE_MARGIN, math.isfinite(incumbent_score)
+        bar = incumbent_score if bounded else incumbent.ttc_seconds
+        if not (math.isfinite(best_score) and challenger.ttc_seconds <= margin * incumbent.ttc_seconds
+                and best_score <= margin * bar):
             return
-        gain = 1 - best_score / incumbent_score if math.isfinite(incumbent_score) else 1.0
+        gain = 1 - best_score / bar
         self.run.remove(continued)
         self.tuning.append(continued)
         self.tuning.remove(best)
