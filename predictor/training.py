@@ -31,7 +31,7 @@ from predictor.reference_curve import ReferenceCurve
 from predictor.se_model import Z80
 from predictor.search import CHANGE_MARGIN, ColdStartSearch
 from predictor.ttc_model import ForkPoint, TtcModel, conservative
-from predictor.types import Config, ProbeRequest, ProbeResult, json_safe
+from predictor.types import Config, Prediction, ProbeRequest, ProbeResult, json_safe
 
 CHECKPOINT_PROBES = 4  # a run segment is this many probe lengths: the most a crash can lose
 FIRST_REPLAN_PROBES = 8  # the first re-plan after this many probe lengths of run
@@ -254,17 +254,10 @@ class TrainingPlanner:
                   and (p := model.predict(r.config)) is not None]
         if not scored:
             return
-        best_score, challenger, best = min(scored, key=lambda item: item[0])
-        incumbent_score = conservative(incumbent)
-        # ahead by the margin on the point prediction and on the risk-aware score; where the
-        # incumbent's score is unbounded (its own fit's spread, not evidence against it), the
-        # challenger's risk-aware score must beat the incumbent's point
-        margin, bounded = 1 - CHANGE_MARGIN, math.isfinite(incumbent_score)
-        bar = incumbent_score if bounded else incumbent.ttc_seconds
-        if not (math.isfinite(best_score) and challenger.ttc_seconds <= margin * incumbent.ttc_seconds
-                and best_score <= margin * bar):
+        _, challenger, best = min(scored, key=lambda item: item[0])
+        gain = switch_gain(incumbent, challenger)
+        if gain is None:
             return
-        gain = 1 - best_score / bar
         self.run.remove(continued)
         self.tuning.append(continued)
         self.tuning.remove(best)
@@ -298,6 +291,20 @@ class TrainingPlanner:
             iterations=int(view.reached_iteration if reached else view.end_iteration),
             final_loss=view.final_loss, phases=self.phases(),
         )
+
+
+def switch_gain(incumbent: Prediction, challenger: Prediction) -> float | None:
+    """How much sooner (a share) the challenger is predicted to finish the rest of the run, or None
+    unless it is ahead by CHANGE_MARGIN on the point prediction and on the risk-aware score. Where
+    the incumbent's score is unbounded (its own fit's spread, not evidence against it), the
+    challenger's risk-aware score must beat the incumbent's point."""
+    margin, score = 1 - CHANGE_MARGIN, conservative(challenger)
+    incumbent_score = conservative(incumbent)
+    bar = incumbent_score if math.isfinite(incumbent_score) else incumbent.ttc_seconds
+    if not (math.isfinite(score) and challenger.ttc_seconds <= margin * incumbent.ttc_seconds
+            and score <= margin * bar):
+        return None
+    return 1 - score / bar
 
 
 def _adjacent(values: list[float] | list[int], current: float) -> list:  # type: ignore[type-arg]

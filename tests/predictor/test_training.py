@@ -9,8 +9,8 @@ import math
 import pytest
 
 from predictor.search import ColdStartSearch
-from predictor.training import TrainingPlanner
-from predictor.types import Budget
+from predictor.training import TrainingPlanner, switch_gain
+from predictor.types import Budget, Prediction
 from tests.predictor.test_search import SPACE, SyntheticCluster
 
 TARGET = 0.03
@@ -107,3 +107,23 @@ def test_a_change_of_speed_triggers_a_re_plan_that_tries_other_allocations_first
     moves = [c for c in planner._neighbours(config, allocation_first=True) if c.key() not in came_through]
     other_nodes = [c for c in moves if c.nodes != config.nodes]
     assert other_nodes and moves[: len(other_nodes)] == other_nodes
+
+
+@pytest.mark.parametrize(("incumbent", "challenger", "switches"), [
+    ((1.0, 1.2), (0.8, 0.9), True),            # ahead on the point and the risk-aware score
+    ((1.0, 1.2), (0.8, 5.0), False),           # ahead on the point only: an uncertain extrapolation
+    ((1.0, math.inf), (0.5, 0.7), True),       # the incumbent's own interval unbounded: its point is the bar
+    ((1.0, math.inf), (0.7, 30.0), False),     # ...which a wildly uncertain challenger does not clear
+    ((math.inf, math.inf), (0.7, 0.9), True),  # the incumbent is measured never to reach
+    ((math.inf, math.inf), (0.7, math.inf), False),
+    ((1.0, 1.2), (0.97, 1.0), False),          # within the 5% margin
+])
+def test_a_switch_needs_evidence_not_just_an_unbounded_incumbent(
+    incumbent: tuple[float, float], challenger: tuple[float, float], switches: bool
+) -> None:
+    def prediction(point: float, high: float) -> Prediction:
+        return Prediction(point, point / 2, high, 1e-3, point * 1e3)
+
+    gain = switch_gain(prediction(*incumbent), prediction(*challenger))
+    assert (gain is not None) == switches
+    assert gain is None or 0 < gain <= 1
