@@ -9,7 +9,8 @@ grid run alone from scratch (tuning free). Ratios per seed, then their mean over
     nice python benchmarks/train_eval.py [--scenarios a,b] [--seeds 1,2] [--jobs 2] \
         [--truth-cache /tmp/ttc-truth.json]
 
-writes docs/results/train_eval.json and prints one line per scenario and a summary.
+writes docs/results/train_eval.json (train_eval_KIND.json for another --kind) and prints one line
+per scenario and a summary.
 """
 
 from __future__ import annotations
@@ -88,8 +89,9 @@ def main() -> None:
     parser.add_argument("--seeds", default="1,2", help="evaluation seeds (each one end-to-end run per route)")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--truth-cache", type=Path, help="JSON file keeping truth runs between invocations")
-    parser.add_argument("--out", type=Path, default=RESULTS / "train_eval.json")
+    parser.add_argument("--out", type=Path, help="JSON path (default: docs/results/train_eval[_KIND].json)")
     args = parser.parse_args()
+    out = args.out or RESULTS / ("train_eval.json" if args.kind == "long" else f"train_eval_{args.kind}.json")
     names = args.scenarios.split(",") if args.scenarios else sorted(
         p.stem for p in (SCENARIOS / args.kind).glob("*.yaml"))
     seeds = [int(s) for s in args.seeds.split(",")]
@@ -110,7 +112,7 @@ def main() -> None:
                f"--seeds {args.seeds}")
     report = {"command": command,
               "scenarios": results, "summary": summary}
-    args.out.write_text(json.dumps(json_safe(report), indent=1, default=str))
+    out.write_text(json.dumps(json_safe(report), indent=1, default=str))
     print(json.dumps(summary, indent=1))
 
 
