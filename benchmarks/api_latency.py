@@ -136,17 +136,25 @@ uvicorn.run(app, host="127.0.0.1", port={port}, log_level="warning")
 
 
 BUSY_STUDIES = 4
-BUSY_SPEC = {  # probes of minutes each: the studies are still running when the phase ends
+BUSY_SPEC = {  # probes of minutes each: the studies are still running when the phase ends (a
+    # target no probe reaches, and an overhead share that does not end the study first)
     "workload": {"name": "digits-mlp"},
+    "target": {"metric": "train_loss", "value": 1e-6},
     "cluster": {"backend": "simulated", "nodes": 2, "devices_per_node": 2},
     "search": {"strategies": ["sync", "async_groups"], "batch_sizes": [32]},
-    "budget": {"probe_seconds": 86400, "max_probes": 8, "probe_max_iterations": 1_000_000},
+    "budget": {"probe_seconds": 86400, "max_probes": 8, "probe_max_iterations": 1_000_000,
+               "max_overhead": 10.0},
 }
 
 
 def start_studies(base: str, count: int) -> list[str]:
     """Submit ``count`` studies and wait until all of them hold a lease and have probes running."""
-    ids = [httpx.post(f"{base}/v1/studies", json=BUSY_SPEC).json()["id"] for _ in range(count)]
+    ids = []
+    for _ in range(count):
+        submitted = httpx.post(f"{base}/v1/studies", json=BUSY_SPEC)
+        if submitted.status_code != 202:
+            raise SystemExit(f"the busy study was refused ({submitted.status_code}): {submitted.text}")
+        ids.append(submitted.json()["id"])
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         shown = [httpx.get(f"{base}/v1/studies/{i}").json() for i in ids]
