@@ -211,8 +211,9 @@ class TrainingPlanner:
         """Omnivore's re-tuning moves around the current config, most promising first: the
         configs the run came through (a switch that stopped paying is undone, e.g. a warm-up's
         1-node recipe left for the full cluster), learning rate and momentum (per g), then g, the
-        batch size with the rate scaled linearly, DASO's skips, and the node count — first of the
-        moves after the cluster's speed changed, when the allocation is what stopped holding."""
+        batch size with the rate scaled linearly, DASO's skips, and the node count (at the same rate
+        and at the rate scaled with the global batch) — first of all after the cluster's speed
+        changed, when the allocation is what stopped holding."""
         space = self.space
         came_through = [segment.config for segment in reversed(self.run)]
         moves = []
@@ -229,9 +230,12 @@ class TrainingPlanner:
             skips = int(config.options.get("max_global_skips", 8))
             moves += [config.replace(options={**config.options, "max_global_skips": s})
                       for s in (skips // 2, skips * 2) if s >= 1]
-        allocation = [config.replace(nodes=nodes) for nodes in _adjacent(space.node_counts(), config.nodes)
-                      if config.groups == 1 or (nodes * config.devices_per_node) % config.groups == 0]
-        out = came_through + (allocation + moves if allocation_first else moves + allocation)
+        allocation = []
+        for nodes in _adjacent(space.node_counts(), config.nodes):
+            if config.groups == 1 or (nodes * config.devices_per_node) % config.groups == 0:
+                moved = config.replace(nodes=nodes)  # the global batch scales with the nodes
+                allocation += [moved, moved.replace(lr=config.lr * nodes / config.nodes)]
+        out = allocation + came_through + moves if allocation_first else came_through + moves + allocation
         return list({c.key(): c for c in out if c.key() != config.key()}.values())
 
     def _decide(self, tip: ProbeResult, told: list[ProbeResult]) -> None:
