@@ -103,10 +103,13 @@ def test_a_change_of_speed_triggers_a_re_plan_that_tries_other_allocations_first
     planner.run += [slowed]
     assert planner._speed_changed()
     config = slowed.config
-    came_through = {s.config.key() for s in planner.run} - {config.key()}
-    moves = [c for c in planner._neighbours(config, allocation_first=True) if c.key() not in came_through]
-    other_nodes = [c for c in moves if c.nodes != config.nodes]
+    moves = planner._neighbours(config, allocation_first=True)
+    other_nodes = [c for c in moves if c.nodes != config.nodes and c.strategy == config.strategy
+                   and c.batch_size == config.batch_size and c.momentum == config.momentum]
     assert other_nodes and moves[: len(other_nodes)] == other_nodes
+    for nodes in {c.nodes for c in other_nodes}:  # the same rate, and the rate scaled with the batch
+        rates = {c.lr for c in other_nodes if c.nodes == nodes}
+        assert rates == {config.lr, config.lr * nodes / config.nodes}
 
 
 @pytest.mark.parametrize(("incumbent", "challenger", "switches"), [
