@@ -23,6 +23,7 @@ study's own probes were held to ``max_overhead`` of the plan's predicted TTC. Th
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,7 +147,11 @@ class TrainingPlanner:
         return requests
 
     def tell(self, result: ProbeResult) -> None:
+        """``result`` answers one pending request: the one of its key, or the one it continues in
+        the asker's place (a resume replaying a longer segment committed under a higher cap)."""
         request = self._pending.pop(result.probe_key, None)
+        if request is None and (same := same_segment(self._pending.values(), result)) is not None:
+            request = self._pending.pop(same.key)
         if request is not None and request.forks:
             self.tuning.append(result)
         else:
@@ -295,6 +300,15 @@ class TrainingPlanner:
             iterations=int(view.reached_iteration if reached else view.end_iteration),
             final_loss=view.final_loss, phases=self.phases(),
         )
+
+
+def same_segment(requests: Iterable[ProbeRequest], result: ProbeResult) -> ProbeRequest | None:
+    """The request ``result`` also answers: the same config from the same parent and iteration,
+    of another length (only a run's own continuation: a resumed training whose cap moved asks a
+    segment of another length than the one committed, and the committed one stands)."""
+    return next((r for r in requests if not r.forks and r.parent == result.parent
+                 and r.config.key() == result.config.key() and r.start_iteration == result.start_iteration),
+                None)
 
 
 def switch_gain(incumbent: Prediction, challenger: Prediction) -> float | None:

@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 
 from predictor import ColdStartSearch, ProbeRequest, ProbeResult, TargetUnreachable
 from predictor.lineages import merge
-from predictor.training import TrainingPlanner, TrainingResult
+from predictor.training import TrainingPlanner, TrainingResult, same_segment
 from service import crud
 from service.checkpoints import DatabaseStates, dump_state
 from service.db import ACTIVE_STATES, Database
@@ -94,7 +94,7 @@ class TrainingRunner:
         if max_overhead is not None:
             planner.budget = dataclasses.replace(planner.budget, max_overhead=max_overhead)
         while requests := planner.ask():
-            fresh = tell_replayed(requests, replay, planner.tell)
+            fresh = tell_replayed(requests, _with_longer_committed(requests, replay), planner.tell)
             if fresh:
                 launcher = launcher or self._launcher(spec, study_id)
                 self._segments(study_id, planner, launcher, fresh, requests, predicted, stop)
@@ -226,6 +226,20 @@ class TrainingRunner:
     @staticmethod
     def _progress(planner: TrainingPlanner, predicted: float | None) -> tuple[dict, dict]:
         return planner.result().to_dict(), timeline(planner, predicted)
+
+
+def _with_longer_committed(requests: list[ProbeRequest], replay: dict[str, ProbeResult]
+                           ) -> dict[str, ProbeResult]:
+    """``replay`` plus, for a run segment asked under a lower ``max_iterations`` than the one it was
+    committed under, the committed segment in its place: it already ran, and its parent's state
+    may be gone."""
+    extra = {}
+    for request in requests:
+        if request.key not in replay and not request.forks:
+            committed = next((r for r in replay.values() if same_segment([request], r) is not None), None)
+            if committed is not None:
+                extra[request.key] = committed
+    return {**replay, **extra}
 
 
 def _why_not(planner: TrainingPlanner) -> str:

@@ -9,8 +9,8 @@ import math
 import pytest
 
 from predictor.search import ColdStartSearch
-from predictor.training import TrainingPlanner, switch_gain
-from predictor.types import Budget, Prediction
+from predictor.training import TrainingPlanner, same_segment, switch_gain
+from predictor.types import Budget, Prediction, ProbeRequest
 from tests.predictor.test_search import SPACE, SyntheticCluster
 
 TARGET = 0.03
@@ -22,13 +22,19 @@ def few_bootstrap_samples(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("predictor.reference_curve.BOOTSTRAP_SAMPLES", 8)
 
 
-def trained(max_overhead: float = 0.1) -> tuple[ColdStartSearch, TrainingPlanner]:
+def studied(max_overhead: float = 0.1) -> tuple[ColdStartSearch, SyntheticCluster]:
+    """The finished study, and the cluster that keeps its probes' end states."""
     budget = Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=40, max_overhead=max_overhead)
     search = ColdStartSearch(SPACE, budget, TARGET)
     cluster = SyntheticCluster()
     while requests := search.ask():
         for request in requests:
             search.tell(cluster.run(request, TARGET))
+    return search, cluster
+
+
+def trained(max_overhead: float = 0.1) -> tuple[ColdStartSearch, TrainingPlanner]:
+    search, cluster = studied(max_overhead)
     planner = TrainingPlanner(search)
     while requests := planner.ask():
         for request in requests:
@@ -130,3 +136,20 @@ def test_a_switch_needs_evidence_not_just_an_unbounded_incumbent(
     gain = switch_gain(prediction(*incumbent), prediction(*challenger))
     assert (gain is not None) == switches
     assert gain is None or 0 < gain <= 1
+
+
+def test_a_resume_replays_a_longer_committed_segment_in_place_of_a_shorter_ask() -> None:
+    """A training resumed under a lower cap asks a shorter run segment than the one committed; the
+    committed one answers it (it ran, and its parent's state may be gone), and the run moves on."""
+    search, cluster = studied()
+    planner = TrainingPlanner(search)
+    (asked,) = planner.ask()
+    longer = ProbeRequest(asked.config, asked.seconds, 2 * asked.max_iterations, asked.parent,
+                          asked.start_iteration)
+    committed = cluster.run(longer, TARGET)
+    assert committed.probe_key != asked.key and same_segment([asked], committed) is asked
+    planner.tell(committed)
+    assert not planner._pending and planner.run[-1] is committed
+    fork = ProbeRequest(asked.config.replace(lr=asked.config.lr / 2), 1.0, asked.max_iterations,
+                        asked.parent, asked.start_iteration)
+    assert same_segment([fork], committed) is None  # a fork is another config, never the same segment

@@ -295,4 +295,4 @@ def test_cancelling_a_running_training_stops_it_and_keeps_the_study_done(
                 TRAINING_TERMINAL_STATES:
             assert time.monotonic() < deadline + 120, "the restarted training did not end"
             time.sleep(0.2)
-        assert training["state"] == "unreachable" and training["segments"] >= segments_then
+        assert training["state"] == "unreachable" and training["segments"] >= segments_then, training["error"]
