@@ -146,6 +146,11 @@ def _rate_line(reference: ReferenceCurve, params: CurveParams, j: np.ndarray, lo
     return float(slope), float(low), float(high), float(intercept + slope * j[-1])
 
 
+def _form_widening(measured: int, value: float) -> float:
+    """Log-widening of an interval for extrapolating ``value`` iterations past ``measured``."""
+    return Z80 * FORM_SIGMA * math.log(max((measured + value) / max(measured, 1), 1.0))
+
+
 def continued_remaining(reference: ReferenceCurve, end_iteration: int, target: float) -> Estimate:
     """Iterations after ``end_iteration`` until the reference lineage itself, continued as it is,
     reaches ``target``: its own extrapolation (rate 1 by construction), with the bootstrap's 80%
@@ -158,7 +163,7 @@ def continued_remaining(reference: ReferenceCurve, end_iteration: int, target: f
     draws = [max(float(reference.iteration_at(target, params)[0]) - end_iteration, 0.0)
              for params in reference.samples]
     low, high = (np.percentile(np.array(draws), INTERVAL, method="nearest") if draws else (value, value))
-    form = Z80 * FORM_SIGMA * math.log(max((end_iteration + value) / max(end_iteration, 1), 1.0))
+    form = _form_widening(end_iteration, value)
     return Estimate(value, min(float(low), value) * math.exp(-form), max(float(high), value) * math.exp(form))
 
 
@@ -208,7 +213,7 @@ def fork_rate(reference: ReferenceCurve, fork: ProbeResult, target: float, momen
     rate_below = math.log(rate_high / rate) if rate_high > rate else 0.0  # a faster rate: fewer iterations
     rate_above = math.log(rate / rate_low) if rate_low > 0 else math.inf
     measured = fork.end_iteration
-    form = Z80 * FORM_SIGMA * math.log(max((measured + value) / measured, 1.0))
+    form = _form_widening(measured, value)
     low = value * math.exp(-math.hypot(max(below, 0.0), rate_below) - form)
     high = value * math.exp(math.hypot(max(above, 0.0), rate_above) + form)
     return ForkRate(rate, position, Estimate(value, low, high))

@@ -35,7 +35,7 @@ from predictor.he_model import HeModel, seconds_per_iteration
 from predictor.noise_scale import noise_scale, steps_ratio, total_momentum
 from predictor.reference_curve import ReferenceCurve, continued_remaining, fork_rate
 from predictor.se_model import Z80, Estimate, iterations_to_target
-from predictor.types import Config, Prediction, ProbeResult
+from predictor.types import Config, Prediction, ProbeResult, config_key_of
 
 TRANSFER_SIGMA = 0.15  # extra log-uncertainty when iterations are carried to another batch size
 LR_SIGMA = 0.5  # extra log-uncertainty per e-fold of effective learning rate carried over
@@ -133,7 +133,7 @@ class TtcModel:
         done = result.end_iteration - self.origin_iteration
         momentum = min(float(total_momentum(config.momentum, config.groups)), MAX_TOTAL_MOMENTUM)
         rate = fork_rate(self.fork.reference, result, self.target, momentum)
-        continues = result.parent == self.fork.key and config.key() == self.fork.key.split("@")[0]
+        continues = result.parent == self.fork.key and config.key() == config_key_of(self.fork.key)
         if rate is None and continues and not result.diverged and not result.error:
             # the reference lineage continued, its progress lost in noise: read on the reference
             remaining = continued_remaining(self.fork.reference, result.end_iteration, self.target)

@@ -97,6 +97,11 @@ class Config:
         return dataclasses.replace(self, **changes)
 
 
+def config_key_of(probe_key: str) -> str:
+    """The config key a probe key (``ProbeRequest.key``) starts with."""
+    return probe_key.split("@")[0]
+
+
 @dataclass(frozen=True)
 class ProbeRequest:
     """A config to probe and for how long, from scratch or from another probe's end state.
@@ -125,7 +130,7 @@ class ProbeRequest:
     @property
     def forks(self) -> bool:
         """Starts another config from the parent's model (rather than continuing the parent)."""
-        return self.parent is not None and self.config.key() != self.parent.split("@")[0]
+        return self.parent is not None and self.config.key() != config_key_of(self.parent)
 
     def to_dict(self) -> dict[str, Any]:
         return {"config": self.config.to_dict(), "seconds": self.seconds,

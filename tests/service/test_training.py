@@ -6,7 +6,6 @@ import json
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -17,7 +16,7 @@ from service import crud
 from service.app import create_app
 from service.cli import app
 from service.db import TRAINING_TERMINAL_STATES, Database
-from service.orchestration import StudyCancelled
+from service.orchestration import StudyCancelled, StudyRunner
 from service.settings import Settings
 from service.training import TrainingRunner
 from tests.service.training_helpers import check_overhead, segments, training_spec
@@ -215,10 +214,8 @@ def test_cli_train_on_a_server(ray_address: str, tmp_path: Path) -> None:
         service.stop()
 
 
-def _done_study(db: Database, ray_address: str) -> tuple[Any, str]:
+def _done_study(db: Database, ray_address: str) -> tuple[StudyRunner, str]:
     """A training spec's study, tuned to the end in this process."""
-    from service.orchestration import StudyRunner
-
     studies = StudyRunner(db, ray_address)
     study_id = studies.submit(parse_spec(training_spec()))
     studies.run(study_id)
