@@ -4,7 +4,8 @@ Imports numpy, scipy and optuna only (DESIGN.md §3).
 """
 
 from predictor.agreement import agree
-from predictor.search import ColdStartSearch, TargetUnreachable
+from predictor.no_number import TargetUnreachable
+from predictor.search import ColdStartSearch
 from predictor.ttc_model import predict_ttc
 from predictor.types import Budget, Config, Plan, Prediction, ProbeRequest, ProbeResult, SearchSpace
 

@@ -122,6 +122,12 @@ def step_seconds(params: HeParams, topo: Topology) -> np.ndarray:
     )
 
 
+def allocation(config: Config) -> tuple[str, int, int]:
+    """What a config's speed depends on besides its batch: how its devices communicate. Until a
+    probe ran an allocation, its speed is read from links fitted on other patterns."""
+    return config.strategy, config.nodes, config.groups
+
+
 # -- fitting ---------------------------------------------------------------------------------------
 _LOWER = np.log([1e-9, 1e-12, 1e-12, 1e-12, 1e-12, 1e-12, 1.0, 1e-12, 1.0, 0.1])
 _UPPER = np.log([1e3, 1e2, 1e3, 1e1, 1e3, 1e1, 10.0, 1e3, 16.0, 1.0])

@@ -18,7 +18,10 @@ A plan is for a run hundreds of probes long, and the study's whole cost is held 
      its slow regime (predictor.regime) and long enough to fit; its end is the fork point and its
      curve the reference (predictor.reference_curve). Within WARMUP_SHARE of the study's budget.
      The first forks: the baseline proper (``sync`` on all devices at the warm-up's rate) and the
-     warm-up's recipe continued on its own nodes.
+     warm-up's recipe continued on its own nodes. An allocation no probe has run is *timed* first
+     (an eighth of a probe): the HE model's speed for a pattern it never measured rests on links
+     fitted from others, and a full-cluster probe on a slow network costs more than the rest of
+     the study. Its learning is probed (the timing fork continued) only if it is worth it.
   3. **forks** from the warm-up's checkpoint, each a probe long, so each config's statistical
      efficiency is measured where the long run spends its time: learning rate and momentum of
      the baseline; Omnivore's asynchrony ladder (g = 2, 4, …; μ per g keeping μ + 1 − 1/g near the
@@ -45,7 +48,9 @@ from collections.abc import Iterable, Iterator
 import optuna
 
 from predictor.confidence import MAX_DRIFT, assess
+from predictor.he_model import allocation
 from predictor.lineages import Lineages, merge
+from predictor.no_number import plan_without_prediction
 from predictor.noise_scale import total_momentum
 from predictor.ranking import ranking
 from predictor.reference_curve import ReferenceCurve, drift
@@ -79,11 +84,9 @@ WARMUP_MIN_PROBES = 4  # the warm-up is at least this many probe lengths (a curv
 WARMUP_MAX_DOUBLINGS = 6
 HALVING_WIDTH = 2  # lineages continued per rung of successive halving
 HALVING_RUNGS = 4
+TIMING_SHARE = 8  # an unmeasured allocation is first timed for this share of a probe...
+TIMING_MIN_ITERATIONS = 4  # ...and at least this many iterations (its steady half is measured)
 LARS_LR_FACTOR = 10.0  # LARS's global rate is on another scale (You et al. 2017): η*·10 is probed too
-
-
-class TargetUnreachable(RuntimeError):
-    """The evidence shows no configuration can reach the target (curves level off above it)."""
 
 
 class ColdStartSearch:
@@ -415,11 +418,18 @@ class ColdStartSearch:
         base, space = self.baseline, self.space
         length = self.budget.probe_max_iterations
         # the baseline (the warm-up's recipe on every node) and the warm-up's recipe continued as it
-        # is, on its own nodes: on a slow network that may be the fastest run of all
-        first = [self._request(base, length, self.fork.key, self.fork.iteration)]
+        # is, on its own nodes: on a slow network that may be the fastest run of all. An allocation
+        # no probe has measured is timed first (a few iterations), and its statistical efficiency
+        # probed only if, at the speed measured, it can still win by more than that probe costs.
+        timed = not self._allocation_measured(base)
+        first = [self._request(base, self._timing_length() if timed else length, self.fork.key,
+                               self.fork.iteration)]
         if self.warmup_config is not None and self.warmup_config.key() != base.key():
             first.append(self._fork(self.warmup_config))
         yield first
+        tip = self.lineages.tip(self.fork.key, base.key()) if timed else None
+        if tip is not None and not tip.diverged and self._worth([base], length - tip.iterations):
+            yield [self._continue(tip, length - tip.iterations)]
         # then the baseline's learning rate and momentum
         steps = [base.replace(lr=lr) for lr in space.learning_rates if lr != base.lr]
         steps += [base.replace(momentum=mu) for mu in space.momenta if mu != base.momentum]
@@ -442,6 +452,15 @@ class ColdStartSearch:
             if not challengers:
                 return
             yield [self._fork(c) for c in challengers]
+
+    def _allocation_measured(self, config: Config) -> bool:
+        """A probe ran this strategy on this many nodes and groups: the HE model's speed for it
+        rests on its own communication, not on links fitted from other patterns."""
+        return any(allocation(r.config) == allocation(config) for r in self.probes)
+
+    def _timing_length(self) -> int:
+        """Iterations that time an allocation: its steady speed shows within a few steps."""
+        return max(self.budget.probe_max_iterations // TIMING_SHARE, TIMING_MIN_ITERATIONS)
 
     def _async_ladder(self, incumbent: Config, length: int) -> Iterator[list[ProbeRequest]]:
         """Omnivore's g ladder at the fork point: μ per g, climbing while more asynchrony pays."""
@@ -530,7 +549,7 @@ class ColdStartSearch:
         views = self.views()
         key = self._choice()
         if key is None:
-            return self._plan_without_prediction(study_id, views)
+            return plan_without_prediction(self, study_id, views)
         view, prediction = views[key], self.predictions[key]
         forked = (self.fork is not None and view.parent == self.fork.key
                   and view.config.key() != self._warmup_key())
@@ -572,28 +591,3 @@ class ColdStartSearch:
 
     def _warmup_key(self) -> str | None:
         return self.warmup_config.key() if self.warmup_config else None
-
-    def _plan_without_prediction(self, study_id: str, views: dict[str, ProbeResult]) -> Plan:
-        """No config is predicted to reach the target: unreachable only when every live curve has
-        levelled off above it; otherwise the best measured config, with no number."""
-        alive = [v for v in views.values() if not v.diverged and not v.error]
-        if not alive:
-            raise TargetUnreachable(f"every one of {len(self.probes)} probes diverged or failed")
-        levelled = [v for v in alive if self.model and v.config.key() in self.model.out_of_reach
-                    and read_view_regime(v).regime is Regime.FLAT]
-        if len(levelled) == len(alive):
-            raise TargetUnreachable(
-                f"none of {len(alive)} probed configs can reach target loss {self.target}: every curve "
-                "has levelled off above it")
-        best = min(alive, key=lambda v: v.final_loss)
-        reading = read_view_regime(best)
-        nothing = Prediction(math.inf, 0.0, math.inf, best.steady_seconds_per_iteration, math.inf,
-                             float(best.end_iteration))
-        plan = Plan(study_id=study_id, config=best.config, predicted=nothing,
-                    baseline_config=self.baseline or best.config, baseline_predicted_ttc_seconds=math.inf,
-                    probe_count=len(self.probes), probe_cluster_seconds=self.cluster_seconds(),
-                    evidence=[best.probe_key], worth_tuning=not self.worth_tuning_reason,
-                    worth_tuning_reason=self.worth_tuning_reason)
-        plan.confidence = assess(None, False, reading)
-        return plan
-

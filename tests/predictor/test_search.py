@@ -204,3 +204,23 @@ def test_the_ranking_explains_every_config_and_its_decision_values_put_the_plan_
     values = decision_values(search, plan.config.key())
     best = min((v, k) for k, v in values.items() if v is not None)[1]
     assert best == plan.evidence[-1]
+
+
+def test_an_allocation_no_probe_measured_is_timed_before_its_statistical_efficiency_is_probed() -> None:
+    """The baseline's allocation (every node) has no probe when the forks start: its first segment
+    is a timing fork of a few iterations, and only its continuation measures how it learns."""
+    search = run_search(LONG)
+    assert search.baseline is not None and search.fork is not None
+    chain = search.lineages.chain_of(search.fork.key, search.baseline.key())
+    assert chain and chain[0].iterations == search._timing_length() < LONG.probe_max_iterations
+    assert all(s.parent == p.probe_key for p, s in zip(chain, chain[1:], strict=False))
+
+
+def test_a_timed_allocation_that_cannot_pay_gets_no_probe_of_its_learning(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ColdStartSearch, "_worth", lambda self, configs, length: [])
+    search = run_search(LONG)
+    assert search.baseline is not None and search.fork is not None
+    chain = search.lineages.chain_of(search.fork.key, search.baseline.key())
+    assert [s.iterations for s in chain] == [search._timing_length()]

@@ -1,0 +1,48 @@
+"""The plan when no config is predicted to reach the target (issue 11: a prediction the evidence
+cannot support is reported as such, never printed as a number).
+
+"Unreachable" needs evidence — every live curve levelled off above the target; a curve still
+falling says only that the study does not know, so the best measured config is returned with
+no number and ``confidence: none``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from predictor.confidence import assess
+from predictor.regime import Regime, read_view_regime
+from predictor.types import Plan, Prediction, ProbeResult
+
+if TYPE_CHECKING:
+    from predictor.search import ColdStartSearch
+
+
+class TargetUnreachable(RuntimeError):
+    """The evidence shows no configuration can reach the target (curves level off above it)."""
+
+
+def plan_without_prediction(search: ColdStartSearch, study_id: str, views: dict[str, ProbeResult]) -> Plan:
+    """Unreachable only when every live curve has levelled off above the target; otherwise the
+    best measured config, with no number."""
+    alive = [v for v in views.values() if not v.diverged and not v.error]
+    if not alive:
+        raise TargetUnreachable(f"every one of {len(search.probes)} probes diverged or failed")
+    model = search.model
+    levelled = [v for v in alive if model and v.config.key() in model.out_of_reach
+                and read_view_regime(v).regime is Regime.FLAT]
+    if len(levelled) == len(alive):
+        raise TargetUnreachable(
+            f"none of {len(alive)} probed configs can reach target loss {search.target}: every curve "
+            "has levelled off above it")
+    best = min(alive, key=lambda v: v.final_loss)
+    nothing = Prediction(math.inf, 0.0, math.inf, best.steady_seconds_per_iteration, math.inf,
+                         float(best.end_iteration))
+    plan = Plan(study_id=study_id, config=best.config, predicted=nothing,
+                baseline_config=search.baseline or best.config, baseline_predicted_ttc_seconds=math.inf,
+                probe_count=len(search.probes), probe_cluster_seconds=search.cluster_seconds(),
+                evidence=[best.probe_key], worth_tuning=not search.worth_tuning_reason,
+                worth_tuning_reason=search.worth_tuning_reason)
+    plan.confidence = assess(None, False, read_view_regime(best))
+    return plan
