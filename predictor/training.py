@@ -15,6 +15,9 @@ run's iterations (every doubling) — a long run is re-planned about log₂ as o
 plus any checkpoint at which the run's measured progress leaves the last re-plan's 80% interval,
 or its speed leaves the 80% band of its previous segment (the cluster changed under it: a node
 throttled, a link degraded — Pollux re-fits its throughput model online for the same reason).
+A neighbour whose allocation (strategy, nodes, groups) nothing has run yet is timed by a short
+fork first, so the re-plan's budget is spent at measured speeds; a move that diverged at an
+earlier re-plan is not forked again.
 The re-plans' forks stay within ``max_overhead`` of the cluster-seconds the run has spent; the
 study's own probes were held to ``max_overhead`` of the plan's predicted TTC. The result's
 ``ttc_seconds`` counts every cluster-second from the first probe, all tuning included.
@@ -27,7 +30,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from predictor.he_model import allocation
 from predictor.lineages import merge
+from predictor.noise_scale import implicit_momentum
 from predictor.reference_curve import ReferenceCurve
 from predictor.se_model import Z80
 from predictor.search import CHANGE_MARGIN, ColdStartSearch
@@ -136,6 +141,9 @@ class TrainingPlanner:
         requests = []
         changed = self._speed_changed()
         if tip.end_iteration >= self._replan_at or self._left_band() or changed:
+            if timings := self._timing_requests(tip, allocation_first=changed):
+                self._pending = {r.key: r for r in timings}  # the re-plan itself follows them
+                return timings
             forks = self._replan_requests(tip, allocation_first=changed)
             self._last_replan, self._replan_at = tip.end_iteration, 2 * tip.end_iteration
             if forks:  # the incumbent is measured the same way: continued as long as the forks
@@ -192,8 +200,7 @@ class TrainingPlanner:
 
     def _replan_requests(self, tip: ProbeResult, allocation_first: bool) -> list[ProbeRequest]:
         """Forks of the current config's neighbours from the run's checkpoint, within the budget."""
-        spent = self.tuning_cluster_seconds() - self.study_tuning
-        room = self.budget.max_overhead * self.run_cluster_seconds() - spent
+        room = self._room()
         requests = []
         length = max(self.length, tip.end_iteration // FORK_SHARE)
         for config in self._neighbours(tip.config, allocation_first):
@@ -205,30 +212,59 @@ class TrainingPlanner:
                 room -= cost
         return requests
 
+    def _timing_requests(self, tip: ProbeResult, allocation_first: bool) -> list[ProbeRequest]:
+        """Short forks that time the neighbours whose allocation (strategy, nodes, groups) no
+        segment has run: the HE model's speed for them rests on links fitted from other patterns
+        (a parameter server's pushes from a ring's timings), and a fork's cost is read from it.
+        Within the re-plan budget; the re-plan proper follows with the speeds measured."""
+        measured = {allocation(r.config) for r in (*self.search.probes, *self.run, *self.tuning)}
+        room = self._room()
+        length = self.search._timing_length()
+        requests = []
+        for config in self._neighbours(tip.config, allocation_first):
+            if allocation(config) in measured:
+                continue
+            request = ProbeRequest(config, self.budget.probe_seconds * length / self.length, length,
+                                   tip.probe_key, tip.end_iteration)
+            if (cost := self._cost(request)) <= room:
+                requests.append(request)
+                measured.add(allocation(config))
+                room -= cost
+        return requests
+
+    def _room(self) -> float:
+        """Cluster-seconds the re-plans may still spend: max_overhead of the run's own."""
+        spent = self.tuning_cluster_seconds() - self.study_tuning
+        return self.budget.max_overhead * self.run_cluster_seconds() - spent
+
     def _cost(self, request: ProbeRequest) -> float:
+        """Expected cluster-seconds: at the speed a segment of this config measured, else the HE
+        model's, else the run's."""
         speed = self.run[-1].steady_seconds_per_iteration
         model = self.search.model
-        if model is not None and (estimate := model.speed(request.config)) is not None:
+        timed = [r for r in (*self.run, *self.tuning) if r.config.key() == request.config.key()]
+        if timed:
+            speed = timed[-1].steady_seconds_per_iteration
+        elif model is not None and (estimate := model.speed(request.config)) is not None:
             speed = estimate.value
         return speed * request.max_iterations * request.config.devices / self.space.devices
 
     def _neighbours(self, config: Config, allocation_first: bool = False) -> list[Config]:
         """Omnivore's re-tuning moves around the current config, most promising first: the
         configs the run came through (a switch that stopped paying is undone, e.g. a warm-up's
-        1-node recipe left for the full cluster), learning rate and momentum (per g), then g, the
-        batch size with the rate scaled linearly, DASO's skips, and the node count (at the same rate
+        1-node recipe left for the full cluster), g (from a synchronous run, its first asynchronous
+        step: Omnivore's primary knob), learning rate and momentum, the batch size with the rate
+        scaled linearly, DASO's skips, and the node count (at the same rate
         and at the rate scaled with the global batch) — first of all after the cluster's speed
         changed, when the allocation is what stopped holding."""
         space = self.space
         came_through = [segment.config for segment in reversed(self.run)]
         moves = []
         lrs, momenta = sorted(space.learning_rates), sorted(space.momenta)
+        moves += self._group_moves(config)
         moves += [config.replace(lr=config.lr * f) for f in (0.5, 2.0)
                   if lrs[0] / 3 <= config.lr * f <= lrs[-1] * 3]
         moves += [config.replace(momentum=m) for m in _adjacent(momenta, config.momentum)]
-        if config.strategy == "async_groups":
-            moves += [config.replace(groups=g) for g in (config.groups // 2, config.groups * 2)
-                      if g >= 2 and config.devices % g == 0]
         for batch in _adjacent(sorted(space.batch_sizes), config.batch_size):
             moves.append(config.replace(batch_size=batch, lr=config.lr * batch / config.batch_size))
         if config.strategy == "daso":
@@ -241,7 +277,23 @@ class TrainingPlanner:
                 moved = config.replace(nodes=nodes)  # the global batch scales with the nodes
                 allocation += [moved, moved.replace(lr=config.lr * nodes / config.nodes)]
         out = allocation + came_through + moves if allocation_first else came_through + moves + allocation
-        return list({c.key(): c for c in out if c.key() != config.key()}.values())
+        diverged = {r.config.key() for r in self.tuning if r.diverged}  # forked from this run before
+        return list({c.key(): c for c in out if c.key() != config.key() and c.key() not in diverged}.values())
+
+    def _group_moves(self, config: Config) -> list[Config]:
+        """Omnivore's g, one step either way; a synchronous run may take the first asynchronous
+        step (g = 2 on its own devices), at its momentum and at the momentum that keeps μ + 1 − 1/g
+        where it was (asynchrony is implicit momentum, so μ is re-tuned with g)."""
+        if config.strategy == "async_groups":
+            return [config.replace(groups=g) for g in (config.groups // 2, config.groups * 2)
+                    if g >= 2 and config.devices % g == 0]
+        if config.strategy != "sync" or "async_groups" not in self.space.strategies or config.devices % 2:
+            return []
+        step = config.replace(strategy="async_groups", groups=2, options={})
+        kept = config.momentum - float(implicit_momentum(2))
+        momenta = sorted(self.space.momenta)
+        lowered = min(momenta, key=lambda mu: abs(mu - kept))
+        return [step] + ([step.replace(momentum=lowered)] if lowered != config.momentum else [])
 
     def _decide(self, tip: ProbeResult, told: list[ProbeResult]) -> None:
         """Switch to the best fork when it is predicted to finish ≥ 5% sooner than the incumbent's

@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from predictor.he_model import allocation
 from predictor.search import ColdStartSearch
 from predictor.training import TrainingPlanner, same_segment, switch_gain
 from predictor.types import Budget, Prediction, ProbeRequest
@@ -153,3 +154,54 @@ def test_a_resume_replays_a_longer_committed_segment_in_place_of_a_shorter_ask()
     fork = ProbeRequest(asked.config.replace(lr=asked.config.lr / 2), 1.0, asked.max_iterations,
                         asked.parent, asked.start_iteration)
     assert same_segment([fork], committed) is None  # a fork is another config, never the same segment
+
+
+def test_a_re_plan_times_each_unmeasured_allocation_before_forking_it() -> None:
+    """A neighbour whose allocation (strategy, nodes, groups) no segment ran is first timed by a
+    short fork, so the re-plan's budget is spent at measured speeds, not at the HE model's guess;
+    the re-plan proper follows once the timings are told."""
+    search, cluster = studied(max_overhead=0.5)
+    planner = TrainingPlanner(search)
+    tip = planner.run[-1]
+    other = next(c for c in planner._neighbours(tip.config) if c.nodes != tip.config.nodes)
+    search.probes = [r for r in search.probes if allocation(r.config) != allocation(other)]
+    planner.tuning = [r for r in planner.tuning if allocation(r.config) != allocation(other)]
+    planner._replan_at = 0  # a re-plan is due now
+    timings = planner.ask()
+    assert timings and {allocation(r.config) for r in timings} == {allocation(other)}
+    assert len(timings) == 1  # one allocation, timed once
+    assert all(r.forks and r.max_iterations == search._timing_length() and r.parent == tip.probe_key
+               for r in timings)
+    for request in timings:
+        planner.tell(cluster.run(request, TARGET))
+    replan = planner.ask()
+    assert replan[0].config.key() == tip.config.key() and not replan[0].forks  # the run goes on
+    assert any(r.forks and r.max_iterations > search._timing_length() for r in replan)
+
+
+def test_a_fork_s_cost_is_read_at_the_speed_its_config_measured() -> None:
+    _, planner = trained(max_overhead=0.5)
+    timed = planner.tuning[-1]
+    request = ProbeRequest(timed.config, 1.0, 100, planner.run[-1].probe_key, planner.run[-1].end_iteration)
+    expected = timed.steady_seconds_per_iteration * 100 * timed.config.devices / planner.space.devices
+    assert planner._cost(request) == pytest.approx(expected)
+
+
+def test_a_synchronous_run_may_take_the_first_asynchronous_step() -> None:
+    """Omnivore's g among the moves: g = 2 at the run's momentum, and at the momentum that keeps
+    μ + 1 − 1/g where it was."""
+    _, planner = trained()
+    planner.tuning = [r for r in planner.tuning if not r.diverged]
+    config = planner.run[-1].config.replace(strategy="sync", groups=1, momentum=0.9, options={})
+    steps = [c for c in planner._neighbours(config) if c.strategy == "async_groups"]
+    assert {(c.groups, c.momentum) for c in steps} == {(2, 0.9), (2, 0.5)}
+
+
+def test_a_move_that_diverged_at_an_earlier_re_plan_is_not_forked_again() -> None:
+    _, planner = trained()
+    config = planner.run[-1].config
+    move = planner._neighbours(config)[0]
+    failed = copy.copy(planner.run[-1])
+    failed.config, failed.diverged = move, True
+    planner.tuning.append(failed)
+    assert move.key() not in {c.key() for c in planner._neighbours(config)}
