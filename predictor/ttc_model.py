@@ -175,7 +175,12 @@ class TtcModel:
     def steps(self, config: Config) -> Estimate | None:
         """Iterations to the target: the probe's own, else the nearest same-class probe's, carried
         over batch (noise scale) and effective learning rate. A probe whose own curve levels off
-        above the target is not rescued by a carry: its measurement outranks a neighbour's."""
+        above the target is not rescued by a carry: its measurement outranks a neighbour's.
+
+        Across a batch change the interval spans at least what McCandlish et al.'s model admits
+        whatever the noise scale: from perfect scaling (steps × B_from/B_to) to none (steps
+        unchanged). A noise scale read from one pair of batch sizes is too uncertain to narrow it:
+        on the long scenarios its point carried 4-node configs ×2.4 too optimistically."""
         if config.key() in self.iterations:
             return self.iterations[config.key()]
         if config.key() in self.out_of_reach:
@@ -194,11 +199,16 @@ class TtcModel:
         donor, estimate = self.results[donor_key].config, self.iterations[donor_key]
         lr_log = math.log(effective_lr(donor) / eff)
         ratio = self._batch_ratio(donor.global_batch, config.global_batch)
-        ratio *= math.exp(self.lr_exponent(cls) * lr_log)
+        lr_ratio = math.exp(self.lr_exponent(cls) * lr_log)
+        ratio *= lr_ratio
+        bounds = tuple(b * lr_ratio for b in sorted((1.0, donor.global_batch / config.global_batch)))
         batch_changed = donor.global_batch != config.global_batch
         sigma = LR_SIGMA * abs(lr_log) + (TRANSFER_SIGMA if batch_changed else 0.0)
         widen = math.exp(Z80 * sigma)
-        return Estimate(estimate.value * ratio, estimate.low * ratio / widen, estimate.high * ratio * widen)
+        low, high = estimate.low * ratio / widen, estimate.high * ratio * widen
+        if batch_changed:  # the noise scale is one estimate; the steps' ratio is bounded, not known
+            low, high = min(low, estimate.low * bounds[0]), max(high, estimate.high * bounds[1])
+        return Estimate(estimate.value * ratio, low, high)
 
     def predict(self, config: Config) -> Prediction | None:
         speed, steps = self.speed(config), self.steps(config)

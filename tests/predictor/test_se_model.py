@@ -133,3 +133,22 @@ def test_a_probe_levelling_off_above_the_target_is_not_rescued_by_a_neighbour() 
     assert math.isfinite(model.predict(healthy).ttc_seconds)
     assert math.isinf(model.predict(stuck).ttc_seconds)
     assert math.isfinite(model.predict(stuck.replace(lr=0.03)).ttc_seconds)  # unprobed: carried
+
+
+@pytest.mark.parametrize("factor", [4, 0.25])
+def test_a_carry_across_batch_sizes_spans_perfect_scaling_to_none(factor: float) -> None:
+    """Whatever the noise scale says, the interval of a config carried to another global batch
+    holds both ends McCandlish et al.'s model admits: steps × B_from/B_to, and steps unchanged."""
+    from predictor.ttc_model import TtcModel
+
+    donor = Config("sync", 2, 4, batch_size=32, lr=0.1, momentum=0.9)
+    curve = [(k, k * 1e-3, 1.0 / (1 + 0.2 * k)) for k in range(0, 101, 10)]
+    probe = ProbeResult(donor, 100, 0.1, curve, [1e-3] * 10, grad_sq_small=1.0, grad_sq_big=0.5,
+                        batch_small=32, batch_big=256)
+    model = TtcModel([probe], target=0.05)
+    own = model.steps(donor)
+    carried = model.steps(donor.replace(nodes=int(2 * factor)) if factor > 1 else donor.replace(batch_size=8))
+    assert own is not None and carried is not None
+    ratio = 1 / factor
+    assert carried.low <= own.low * min(1.0, ratio) + 1e-9
+    assert carried.high >= own.high * max(1.0, ratio) - 1e-9
