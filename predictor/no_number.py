@@ -9,21 +9,31 @@ no number and ``confidence: none``.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from predictor.confidence import assess
 from predictor.regime import Regime, read_view_regime
-from predictor.types import Plan, Prediction, ProbeResult
+from predictor.ttc_model import TtcModel
+from predictor.types import Config, Plan, Prediction, ProbeResult
 
-if TYPE_CHECKING:
-    from predictor.search import ColdStartSearch
+
+class Study(Protocol):
+    """What of a study (predictor.search.ColdStartSearch) this plan reads."""
+
+    probes: list[ProbeResult]
+    model: TtcModel | None
+    target: float
+    baseline: Config | None
+    worth_tuning_reason: str
+
+    def cluster_seconds(self) -> float: ...
 
 
 class TargetUnreachable(RuntimeError):
     """The evidence shows no configuration can reach the target (curves level off above it)."""
 
 
-def plan_without_prediction(search: ColdStartSearch, study_id: str, views: dict[str, ProbeResult]) -> Plan:
+def plan_without_prediction(search: Study, study_id: str, views: dict[str, ProbeResult]) -> Plan:
     """Unreachable only when every live curve has levelled off above the target; otherwise the
     best measured config, with no number."""
     alive = [v for v in views.values() if not v.diverged and not v.error]
