@@ -92,7 +92,8 @@ class TrainingPlanner:
         self.run: list[ProbeResult] = self._plan_lineage(probed)  # the run's segments so far
         self.tuning: list[ProbeResult] = [p for p in search.probes if p not in self.run]
         self.study_tuning = self.search._cost_of(self.tuning)  # held to the study's own budget
-        self.reasons: dict[str, str] = {self.run[0].probe_key: "the study's plan"} if self.run else {}
+        planned = next((s for s in self.run if s.config.key() == probed.key()), None)  # after a warm-up
+        self.reasons: dict[str, str] = {planned.probe_key: "the study's plan"} if planned else {}
         self._pending: dict[str, ProbeRequest] = {}
         self._replan: tuple[ProbeResult, list[ProbeResult]] | None = None  # (tip, forks told)
         self._last_replan = self._end_iteration()

@@ -54,7 +54,22 @@ def test_the_run_continues_the_study_and_reaches_the_target() -> None:
     run_seconds = planner._view().reached_seconds
     assert result.ttc_seconds == pytest.approx(run_seconds + result.tuning_cluster_seconds)
     assert result.phases[0].config.key() in {plan.config.key(), search.warmup_config.key()}
-    assert sum(p.iterations for p in result.phases) == planner._view().iterations
+    reasons = {p.config.key(): p.reason for p in result.phases}
+    assert reasons.get(plan.config.key(), "the study's plan") == "the study's plan"
+
+
+def test_a_plan_forked_from_the_warm_up_is_named_as_such_in_the_timeline(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run's first phase is the study's warm-up and the next the plan's fork, each named."""
+    search, _ = studied()
+    plan = search.plan("s")
+    forked = copy.copy(search.lineages.segments[plan.evidence[-1]])
+    warmup = copy.copy(forked)
+    warmup.config, warmup.key, forked.key = forked.config.replace(lr=forked.config.lr / 2), "warm", "fork"
+    monkeypatch.setattr(TrainingPlanner, "_plan_lineage", lambda self, config: [warmup, forked])
+    phases = TrainingPlanner(search).phases()
+    assert [p.reason for p in phases] == ["the study's warm-up", "the study's plan"]
 
 
 def test_re_planning_never_spends_more_than_its_overhead_share_of_the_run() -> None:
