@@ -422,7 +422,7 @@ class ColdStartSearch:
         # no probe has measured is timed first (a few iterations), and its statistical efficiency
         # probed only if, at the speed measured, it can still win by more than that probe costs.
         timed = not self._allocation_measured(base)
-        first = [self._request(base, self._timing_length() if timed else length, self.fork.key,
+        first = [self._request(base, timing_length(self.budget) if timed else length, self.fork.key,
                                self.fork.iteration)]
         if self.warmup_config is not None and self.warmup_config.key() != base.key():
             first.append(self._fork(self.warmup_config))
@@ -457,10 +457,6 @@ class ColdStartSearch:
         """A probe ran this strategy on this many nodes and groups: the HE model's speed for it
         rests on its own communication, not on links fitted from other patterns."""
         return any(allocation(r.config) == allocation(config) for r in self.probes)
-
-    def _timing_length(self) -> int:
-        """Iterations that time an allocation: its steady speed shows within a few steps."""
-        return max(self.budget.probe_max_iterations // TIMING_SHARE, TIMING_MIN_ITERATIONS)
 
     def _async_ladder(self, incumbent: Config, length: int) -> Iterator[list[ProbeRequest]]:
         """Omnivore's g ladder at the fork point: μ per g, climbing while more asynchrony pays."""
@@ -591,3 +587,8 @@ class ColdStartSearch:
 
     def _warmup_key(self) -> str | None:
         return self.warmup_config.key() if self.warmup_config else None
+
+
+def timing_length(budget: Budget) -> int:
+    """Iterations that time an allocation: its steady speed shows within a few steps."""
+    return max(budget.probe_max_iterations // TIMING_SHARE, TIMING_MIN_ITERATIONS)

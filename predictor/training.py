@@ -35,7 +35,7 @@ from predictor.lineages import merge
 from predictor.noise_scale import implicit_momentum
 from predictor.reference_curve import ReferenceCurve
 from predictor.se_model import Z80
-from predictor.search import CHANGE_MARGIN, ColdStartSearch
+from predictor.search import CHANGE_MARGIN, ColdStartSearch, timing_length
 from predictor.ttc_model import ForkPoint, TtcModel, conservative
 from predictor.types import Config, Prediction, ProbeRequest, ProbeResult, json_safe
 
@@ -201,35 +201,31 @@ class TrainingPlanner:
 
     def _replan_requests(self, tip: ProbeResult, allocation_first: bool) -> list[ProbeRequest]:
         """Forks of the current config's neighbours from the run's checkpoint, within the budget."""
-        room = self._room()
-        requests = []
         length = max(self.length, tip.end_iteration // FORK_SHARE)
-        for config in self._neighbours(tip.config, allocation_first):
-            request = ProbeRequest(config, self.budget.probe_seconds * length / self.length, length,
-                                   tip.probe_key, tip.end_iteration)
-            cost = self._cost(request)
-            if cost <= room:
-                requests.append(request)
-                room -= cost
-        return requests
+        return self._affordable_forks(tip, self._neighbours(tip.config, allocation_first), length)
 
     def _timing_requests(self, tip: ProbeResult, allocation_first: bool) -> list[ProbeRequest]:
         """Short forks that time the neighbours whose allocation (strategy, nodes, groups) no
-        segment has run: the HE model's speed for them rests on links fitted from other patterns
-        (a parameter server's pushes from a ring's timings), and a fork's cost is read from it.
-        Within the re-plan budget; the re-plan proper follows with the speeds measured."""
+        segment has run, one per allocation: the HE model's speed for them rests on links fitted
+        from other patterns (a parameter server's pushes from a ring's timings), and a fork's cost
+        is read from it. The re-plan proper follows with the speeds measured."""
         measured = {allocation(r.config) for r in (*self.search.probes, *self.run, *self.tuning)}
-        room = self._room()
-        length = self.search._timing_length()
-        requests = []
+        unmeasured: dict[tuple[str, int, int], Config] = {}
         for config in self._neighbours(tip.config, allocation_first):
-            if allocation(config) in measured:
-                continue
+            if allocation(config) not in measured:
+                unmeasured.setdefault(allocation(config), config)
+        return self._affordable_forks(tip, list(unmeasured.values()), timing_length(self.budget))
+
+    def _affordable_forks(self, tip: ProbeResult, configs: list[Config], length: int) -> list[ProbeRequest]:
+        """Forks of ``configs`` (in order) from the run's checkpoint, ``length`` iterations each,
+        as many as the re-plan budget still holds."""
+        room = self._room()
+        requests = []
+        for config in configs:
             request = ProbeRequest(config, self.budget.probe_seconds * length / self.length, length,
                                    tip.probe_key, tip.end_iteration)
             if (cost := self._cost(request)) <= room:
                 requests.append(request)
-                measured.add(allocation(config))
                 room -= cost
         return requests
 

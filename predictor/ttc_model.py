@@ -179,8 +179,7 @@ class TtcModel:
 
         Across a batch change the interval spans at least what McCandlish et al.'s model admits
         whatever the noise scale: from perfect scaling (steps × B_from/B_to) to none (steps
-        unchanged). A noise scale read from one pair of batch sizes is too uncertain to narrow it:
-        on the long scenarios its point carried 4-node configs ×2.4 too optimistically."""
+        unchanged). A noise scale read from one pair of batch sizes is too uncertain to narrow it."""
         if config.key() in self.iterations:
             return self.iterations[config.key()]
         if config.key() in self.out_of_reach:

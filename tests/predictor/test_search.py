@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from predictor.he_model import HeParams, Topology, step_seconds
-from predictor.search import CHANGE_MARGIN, ColdStartSearch
+from predictor.search import CHANGE_MARGIN, ColdStartSearch, timing_length
 from predictor.types import Budget, Config, ProbeRequest, ProbeResult, SearchSpace
 
 HARDWARE = HeParams(alpha_c=1e-3, beta_c=2e-5, theta_intra=1e-4, lat_intra=1e-6, theta_inter=2e-3,
@@ -212,7 +212,7 @@ def test_an_allocation_no_probe_measured_is_timed_before_its_statistical_efficie
     search = run_search(LONG)
     assert search.baseline is not None and search.fork is not None
     chain = search.lineages.chain_of(search.fork.key, search.baseline.key())
-    assert chain and chain[0].iterations == search._timing_length() < LONG.probe_max_iterations
+    assert chain and chain[0].iterations == timing_length(search.budget) < LONG.probe_max_iterations
     assert all(s.parent == p.probe_key for p, s in zip(chain, chain[1:], strict=False))
 
 
@@ -223,4 +223,4 @@ def test_a_timed_allocation_that_cannot_pay_gets_no_probe_of_its_learning(
     search = run_search(LONG)
     assert search.baseline is not None and search.fork is not None
     chain = search.lineages.chain_of(search.fork.key, search.baseline.key())
-    assert [s.iterations for s in chain] == [search._timing_length()]
+    assert [s.iterations for s in chain] == [timing_length(search.budget)]

@@ -9,7 +9,7 @@ import math
 import pytest
 
 from predictor.he_model import allocation
-from predictor.search import ColdStartSearch
+from predictor.search import ColdStartSearch, timing_length
 from predictor.training import TrainingPlanner, same_segment, switch_gain
 from predictor.types import Budget, Prediction, ProbeRequest
 from tests.predictor.test_search import SPACE, SyntheticCluster
@@ -185,13 +185,13 @@ def test_a_re_plan_times_each_unmeasured_allocation_before_forking_it() -> None:
     timings = planner.ask()
     assert timings and {allocation(r.config) for r in timings} == {allocation(other)}
     assert len(timings) == 1  # one allocation, timed once
-    assert all(r.forks and r.max_iterations == search._timing_length() and r.parent == tip.probe_key
+    assert all(r.forks and r.max_iterations == timing_length(search.budget) and r.parent == tip.probe_key
                for r in timings)
     for request in timings:
         planner.tell(cluster.run(request, TARGET))
     replan = planner.ask()
     assert replan[0].config.key() == tip.config.key() and not replan[0].forks  # the run goes on
-    assert any(r.forks and r.max_iterations > search._timing_length() for r in replan)
+    assert any(r.forks and r.max_iterations > timing_length(search.budget) for r in replan)
 
 
 def test_a_fork_s_cost_is_read_at_the_speed_its_config_measured() -> None:
