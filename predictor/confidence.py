@@ -6,7 +6,8 @@ measurement), how far the prediction extrapolates past the iterations measured o
 whether the extrapolation held still when the evidence doubled (predictor.reference_curve.drift:
 a transient's end can look like a power law, but its extrapolation grows with every doubling),
 and how wide its 80% interval is. Past MAX_EXTRAPOLATION× the evidence, after a drift beyond
-MAX_DRIFT, or from a curve that is not in its slow regime, no number is given at all.
+MAX_DRIFT, with an 80% interval the evidence does not bound above, or from a curve that is not
+in its slow regime, no number is given at all.
 """
 
 from __future__ import annotations
@@ -45,6 +46,9 @@ def assess(prediction: Prediction | None, reached: bool, regime: RegimeReading |
     if drift > MAX_DRIFT:
         return Confidence("none", f"the extrapolation moved ×{drift:.3g} when the evidence doubled "
                                   f"(more than ×{MAX_DRIFT}): the curve has not settled; {evidence}")
+    if not math.isfinite(prediction.ttc_high):
+        return Confidence("none", f"its 80% interval has no upper end (the probes' progress is within "
+                                  f"their noise, or they may never reach); {evidence}")
     if regime is not None and regime.regime is not Regime.STEADY:
         level = "none" if extrapolation > CONFIDENT_SPAN else "low"
         return Confidence(level, f"the curve is {regime.describe()}; "

@@ -17,6 +17,13 @@ curve a hundredfold would be a guess. Instead:
    basis of the effective-learning-rate carry of predictor.ttc_model) and its position at its end;
 3. the fork's iterations still needed are (K(target) − position)/r_c.
 
+Near the floor the reference is flat: a loss moved by the lineage's level noise maps to a
+position thousands of iterations away, so a short fork's apparent rate can be noise (a 50-iteration
+continuation of the warm-up's own recipe read 36× its real rate on `regression`). The rate's
+interval is widened by what that noise can fake: a rate it could fake entirely leaves the
+remaining iterations unbounded above, so such a fork neither wins a ranking by its risk-aware
+score nor gives a plan a confident number.
+
 Only the fork's later half is used: a fork starts with a fresh optimizer (momentum builds up over
 ≈ 1/(1 − μ) steps) and the rate of the regime it settles into is what the run will see.
 The 80% interval comes from a residual bootstrap of the reference fit, with and without the floor
@@ -57,6 +64,7 @@ class ReferenceCurve:
     params: CurveParams
     samples: tuple[CurveParams, ...]
     measured_until: int  # the lineage iteration the fit's evidence reaches
+    noise: float = 0.0  # standard deviation of the lineage's loss about its fit: its level noise
 
     @classmethod
     def fit(cls, curve: list[tuple[int, float, float]], target: float | None = None, seed: int = 0,
@@ -100,7 +108,8 @@ class ReferenceCurve:
                     draws.append(family.fit(k, resampled, c_max=c_max))
                 except (RuntimeError, ValueError):
                     continue
-        return cls(family, params, tuple(draws), int(end))
+        level_noise = float(np.std(losses - family.loss(k, *params)))
+        return cls(family, params, tuple(draws), int(end), level_noise)
 
     def iteration_at(self, loss: float | np.ndarray, params: CurveParams | None = None) -> np.ndarray:
         """K(l): the lineage iteration at which the reference reaches ``loss`` (inf below its floor)."""
@@ -144,6 +153,22 @@ def _rate_line(reference: ReferenceCurve, params: CurveParams, j: np.ndarray, lo
         return None
     slope, intercept, low, high = stats.theilslopes(mapped[finite], j[finite], alpha=0.8)
     return float(slope), float(low), float(high), float(intercept + slope * j[-1])
+
+
+def _rate_hidden_by_noise(reference: ReferenceCurve, position: float, span: float) -> float:
+    """Reference iterations per fork iteration that the lineage's level noise can fake or hide.
+
+    Near the floor the reference is flat, so a loss moved by noise maps to a position thousands
+    of iterations away, and a short fork's rate is then noise. Its points are not independent
+    draws about a line (SGD's iterate wanders slowly), so Theil–Sen's interval is too narrow;
+    this is the 80% spread of a rate read from the two ends of the fork, each at the reference's
+    level noise: Z80·√2·(K(l − σ) − K(l + σ))/2 over the fork's span."""
+    if reference.noise <= 0 or span <= 0:
+        return 0.0
+    level = float(reference.family.loss(np.array([position]), *reference.params)[0])
+    lower, upper = reference.iteration_at([level - reference.noise, level + reference.noise])
+    spread = (float(lower) - float(upper)) / 2
+    return Z80 * math.sqrt(2) * spread / span if math.isfinite(spread) else math.inf
 
 
 def _form_widening(measured: int, value: float) -> float:
@@ -196,6 +221,8 @@ def fork_rate(reference: ReferenceCurve, fork: ProbeResult, target: float, momen
     goal = float(reference.iteration_at(target)[0])
     if rate <= 0 < rate_high and math.isfinite(goal):
         return None  # no progress seen, yet progress is within its 80% interval: no evidence either way
+    hidden = _rate_hidden_by_noise(reference, position, float(np.ptp(j)))
+    rate_low, rate_high = min(rate_low, rate - hidden), max(rate_high, rate + hidden)
     if not (rate > 0 and math.isfinite(goal)):
         return ForkRate(rate, position, Estimate(math.inf, math.inf, math.inf))
     value = max((goal - position) / rate, 0.0)

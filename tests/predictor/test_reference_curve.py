@@ -103,3 +103,19 @@ def test_a_continuation_is_read_on_the_reference_itself() -> None:
     goal = float(reference.iteration_at(0.12)[0])
     assert left.value == pytest.approx(goal - WARMUP - 50)
     assert left.low <= left.value <= left.high
+
+
+def test_a_fork_whose_apparent_progress_its_level_noise_could_fake_has_no_upper_bound() -> None:
+    """Near the floor a loss moved by noise maps far along the reference: a fork that only wanders
+    down by its lineage's level noise (SGD's iterate drifts slowly, so its points agree on the
+    drift) shows a clear positive rate on its own line, but its iterations to the target are then
+    unbounded above; the same fork making the reference's own progress keeps a bounded interval."""
+    reference = ReferenceCurve.fit(warmup_curve(noise=0.01))
+    assert reference is not None and reference.noise > 0
+    wander = fork(0.0)
+    start = wander.curve[0][2]
+    wander.curve = [(k, t, start - 1.5 * reference.noise * (k - WARMUP) / 50) for k, t, _ in wander.curve]
+    faked = fork_rate(reference, wander, target=0.12)
+    assert faked is not None and faked.rate > 0 and faked.remaining.high == math.inf
+    moved = fork_rate(reference, fork(1.0), target=0.12)
+    assert moved is not None and math.isfinite(moved.remaining.high)

@@ -54,3 +54,13 @@ def test_a_confident_plan_spans_at_most_three_fold() -> None:
     for span in (1.2, 2.0, 2.9, 3.5, 30.0):
         level = assess(prediction(1.0, span), reached=False, regime=STEADY).level
         assert (level in ("high", "medium")) == (span <= 3.0)
+
+
+def test_an_interval_the_evidence_does_not_bound_above_gives_no_number() -> None:
+    """A point an unbounded interval surrounds (a fork's progress within its noise) is no number,
+    however near the evidence it lies; the same point with a bounded interval keeps one."""
+    near = prediction(1.0, 1.2, iterations=550, evidence=500)
+    unbounded = Prediction(near.ttc_seconds, near.ttc_low, math.inf, 1e-3, 550, 500)
+    confidence = assess(unbounded, reached=False, regime=STEADY)
+    assert confidence.level == "none" and "no upper end" in confidence.reason
+    assert assess(near, reached=False, regime=STEADY).supported
