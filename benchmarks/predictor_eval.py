@@ -13,8 +13,8 @@ model constant or default was chosen on it):
 3. **figures** — regret = TTC(pick) / the best TTC known (grid ∪ every pick); the plan's prediction
    error against its measured TTC (mean over truth seeds); probe cost = the study's cluster-seconds
    / TTC(plan); coverage of 80% intervals over the plan and sampled configs run as the plan would
-   run them, a config predicted to reach that never did counting as a miss; ttc's TTC + probe cost
-   against TPE's.
+   run them, a config predicted to reach that never did counting as a miss, and an interval with
+   no upper end (it covers anything) not scored; ttc's TTC + probe cost against TPE's.
 
     nice python benchmarks/predictor_eval.py --kind long [--scenarios a,b] [--jobs 2] \
         [--truth-cache /tmp/ttc-truth.json]
@@ -262,6 +262,8 @@ def _check(prediction: Any, measured: float) -> dict[str, Any]:
     if not math.isfinite(point):
         return {"predicted": None, "measured": measured, "covered": not math.isfinite(measured)}
     error = abs(point - measured) / measured if math.isfinite(measured) else math.inf
+    if not math.isfinite(high):  # covers anything: no number, so not scored (predictor.confidence)
+        return {"predicted": point, "interval": [low, high], "measured": measured, "error": error}
     return {"predicted": point, "interval": [low, high], "measured": measured, "error": error,
             "covered": low <= measured <= high}
 
@@ -354,6 +356,8 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
             "beats_tpe_by_20pct": sum(r["tpe_ratio"] <= 0.8 for r in rows),
             "coverage": sum(c["covered"] for c in checks) / max(len(checks), 1),
             "coverage_checks": len(checks),
+            "unbounded_checks": sum(c.get("predicted") is not None and "covered" not in c
+                                    for r in rows for c in r["checks"]),
             "tpe_median_regret": _median([r["methods"]["tpe"]["regret"] for r in rows]),
             "plain_grid_median_regret": _median([r["methods"]["plain_grid"]["regret"] for r in rows]),
         }

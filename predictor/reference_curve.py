@@ -64,7 +64,7 @@ class ReferenceCurve:
     params: CurveParams
     samples: tuple[CurveParams, ...]
     measured_until: int  # the lineage iteration the fit's evidence reaches
-    noise: float = 0.0  # standard deviation of the lineage's loss about its fit: its level noise
+    noise: float = 0.0  # the lineage's level noise: RMS of its rises (se_model.noise_floor), not misfit
 
     @classmethod
     def fit(cls, curve: list[tuple[int, float, float]], target: float | None = None, seed: int = 0,
@@ -108,8 +108,7 @@ class ReferenceCurve:
                     draws.append(family.fit(k, resampled, c_max=c_max))
                 except (RuntimeError, ValueError):
                     continue
-        level_noise = float(np.std(losses - family.loss(k, *params)))
-        return cls(family, params, tuple(draws), int(end), level_noise)
+        return cls(family, params, tuple(draws), int(end), cap)
 
     def iteration_at(self, loss: float | np.ndarray, params: CurveParams | None = None) -> np.ndarray:
         """K(l): the lineage iteration at which the reference reaches ``loss`` (inf below its floor)."""
