@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from worker.errors import describe_error
-from worker.runtime_env import job_runtime_env, local_module_path
+from worker.ray_backend.runtime_env import job_runtime_env, local_module_path
 from worker.spec import Spec
 
 NOT_ALLOWLISTED = {"workload": {"factory": "worker.workloads.digits:digits_mlp"}}

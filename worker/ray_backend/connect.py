@@ -3,7 +3,7 @@
 ``ensure_ray`` joins ``RAY_ADDRESS`` when set (a GCS address, or ``ray://`` for Ray Client), or
 the address given, or starts a local Ray with this machine's CPUs; a process that is already
 connected stays as it is. The job carries the allowlisted workload modules and ttc's settings to
-every node (``worker.runtime_env``).
+every node (``worker.ray_backend.runtime_env``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import os
 
 import ray
 
-from worker.runtime_env import job_runtime_env
+from worker.ray_backend.runtime_env import job_runtime_env
 
 log = logging.getLogger(__name__)
 
