@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from sqlalchemy import inspect
 
@@ -16,6 +17,20 @@ def test_migrations_create_every_table_and_are_idempotent(db: Database) -> None:
     db.migrate()  # second run: a no-op
     tables = set(inspect(db.engine).get_table_names())
     assert {"ttc_studies", "ttc_probes", "ttc_runs", "ttc_events", "ttc_leases", VERSION_TABLE} <= tables
+
+
+def test_processes_starting_together_migrate_a_fresh_database_in_turn(database_url: str) -> None:
+    """API workers and the orchestrator start at once on one empty database: each migrates, and
+    none fails on another's half-created tables (on PostgreSQL two once created the version
+    table at the same moment, and a service exited at start-up)."""
+    databases = [Database(database_url) for _ in range(4)]
+    try:
+        with ThreadPoolExecutor(len(databases)) as pool:
+            list(pool.map(Database.migrate, databases))
+        assert VERSION_TABLE in set(inspect(databases[0].engine).get_table_names())
+    finally:
+        for database in databases:
+            database.dispose()
 
 
 def test_lease_is_exclusive_until_it_expires(db: Database) -> None:
