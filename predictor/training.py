@@ -17,7 +17,8 @@ or its speed leaves the 80% band of its previous segment (the cluster changed un
 throttled, a link degraded — Pollux re-fits its throughput model online for the same reason).
 A neighbour whose allocation (strategy, nodes, groups) nothing has run yet is timed by a short
 fork first, so the re-plan's budget is spent at measured speeds; a move that diverged at an
-earlier re-plan is not forked again.
+earlier re-plan is not forked again. Near the loss floor, where an affordable fork's progress is
+within the loss's noise, a fork is read by its measured speed (predictor.speed_first).
 The re-plans' forks stay within ``max_overhead`` of the cluster-seconds the run has spent; the
 study's own probes were held to ``max_overhead`` of the plan's predicted TTC. The result's
 ``ttc_seconds`` counts every cluster-second from the first probe, all tuning included.
@@ -36,7 +37,8 @@ from predictor.noise_scale import implicit_momentum
 from predictor.reference_curve import ReferenceCurve
 from predictor.se_model import Z80
 from predictor.search import CHANGE_MARGIN, ColdStartSearch, timing_length
-from predictor.ttc_model import ForkPoint, TtcModel, conservative
+from predictor.speed_first import by_speed, level_above, rest_of_run, unresolved
+from predictor.ttc_model import ForkPoint, TtcModel, conservative, finished
 from predictor.types import Config, Prediction, ProbeRequest, ProbeResult, json_safe
 
 CHECKPOINT_PROBES = 4  # a run segment is this many probe lengths: the most a crash can lose
@@ -99,6 +101,8 @@ class TrainingPlanner:
         self._last_replan = self._end_iteration()
         self._replan_at = self._last_replan + FIRST_REPLAN_PROBES * self.length
         self._band: tuple[float, float] | None = None  # 80% interval of the run's TTC, last re-plan
+        self._behind: set[str] = set()  # configs whose fork ended clearly above the run's loss
+        self._within_noise = False  # the last re-plan's continuation progressed within the loss's noise
 
     # -- the run's lineage ------------------------------------------------------------------------
     def _plan_lineage(self, config: Config) -> list[ProbeResult]:
@@ -142,10 +146,11 @@ class TrainingPlanner:
         requests = []
         changed = self._speed_changed()
         if tip.end_iteration >= self._replan_at or self._left_band() or changed:
-            if timings := self._timing_requests(tip, allocation_first=changed):
+            speed_first = changed or self._within_noise
+            if timings := self._timing_requests(tip, allocation_first=speed_first):
                 self._pending = {r.key: r for r in timings}  # the re-plan itself follows them
                 return timings
-            forks = self._replan_requests(tip, allocation_first=changed)
+            forks = self._replan_requests(tip, allocation_first=speed_first)
             self._last_replan, self._replan_at = tip.end_iteration, 2 * tip.end_iteration
             if forks:  # the incumbent is measured the same way: continued as long as the forks
                 length = forks[0].max_iterations
@@ -200,9 +205,17 @@ class TrainingPlanner:
         return abs(math.log(now / before)) > max(Z80 * sigma, SPEED_CHANGE)
 
     def _replan_requests(self, tip: ProbeResult, allocation_first: bool) -> list[ProbeRequest]:
-        """Forks of the current config's neighbours from the run's checkpoint, within the budget."""
+        """Forks of the current config's neighbours from the run's checkpoint, within the budget.
+        The most promising move is the one the budget is for: when the room falls short of it,
+        every fork is shortened to what the room affords it, down to half the length (rather than
+        spending the room on the moves behind it)."""
         length = max(self.length, tip.end_iteration // FORK_SHARE)
-        return self._affordable_forks(tip, self._neighbours(tip.config, allocation_first), length)
+        neighbours = self._neighbours(tip.config, allocation_first)
+        if neighbours:
+            first, room = self._cost(self._fork_request(tip, neighbours[0], length)), self._room()
+            if first > room > 0 and (affordable := int(length * room / first)) >= length // 2:
+                length = affordable
+        return self._affordable_forks(tip, neighbours, length)
 
     def _timing_requests(self, tip: ProbeResult, allocation_first: bool) -> list[ProbeRequest]:
         """Short forks that time the neighbours whose allocation (strategy, nodes, groups) no
@@ -222,12 +235,15 @@ class TrainingPlanner:
         room = self._room()
         requests = []
         for config in configs:
-            request = ProbeRequest(config, self.budget.probe_seconds * length / self.length, length,
-                                   tip.probe_key, tip.end_iteration)
+            request = self._fork_request(tip, config, length)
             if (cost := self._cost(request)) <= room:
                 requests.append(request)
                 room -= cost
         return requests
+
+    def _fork_request(self, tip: ProbeResult, config: Config, length: int) -> ProbeRequest:
+        return ProbeRequest(config, self.budget.probe_seconds * length / self.length, length,
+                            tip.probe_key, tip.end_iteration)
 
     def _room(self) -> float:
         """Cluster-seconds the re-plans may still spend: max_overhead of the run's own."""
@@ -253,7 +269,10 @@ class TrainingPlanner:
         step: Omnivore's primary knob), learning rate and momentum, the batch size with the rate
         scaled linearly, DASO's skips, and the node count (at the same rate
         and at the rate scaled with the global batch) — first of all after the cluster's speed
-        changed, when the allocation is what stopped holding."""
+        changed, when the allocation is what stopped holding, and once a re-plan's forks progress
+        within the loss's noise, when only a move of speed can win (predictor.speed_first). A move
+        whose fork ended clearly above the run's loss at an earlier re-plan comes last: a tight
+        budget goes to the untried."""
         space = self.space
         came_through = [segment.config for segment in reversed(self.run)]
         moves = []
@@ -275,6 +294,7 @@ class TrainingPlanner:
                 allocation += [moved, moved.replace(lr=config.lr * nodes / config.nodes)]
         out = allocation + came_through + moves if allocation_first else came_through + moves + allocation
         diverged = {r.config.key() for r in self.tuning if r.diverged}  # forked from this run before
+        out = [c for c in out if c.key() not in self._behind] + [c for c in out if c.key() in self._behind]
         return list({c.key(): c for c in out if c.key() != config.key() and c.key() not in diverged}.values())
 
     def _group_moves(self, config: Config) -> list[Config]:
@@ -295,7 +315,9 @@ class TrainingPlanner:
     def _decide(self, tip: ProbeResult, told: list[ProbeResult]) -> None:
         """Switch to the best fork when it is predicted to finish ≥ 5% sooner than the incumbent's
         own continuation (point and risk-aware score), both read against the run's curve up to the
-        re-plan point."""
+        re-plan point. A continuation whose own progress is within the noise is read on the run's
+        curve, and a fork whose progress is within it by its measured speed
+        (predictor.speed_first), unless its loss ends clearly above the continuation's."""
         run_before = self.run[: self.run.index(tip) + 1]
         reference = ReferenceCurve.fit(merge(run_before).curve, self.target)
         if reference is None:
@@ -304,15 +326,25 @@ class TrainingPlanner:
         views = [r for r in told if not r.diverged and not r.error]
         model = TtcModel(views, self.target, fork=fork, timings=self.search.probes + self.run + self.tuning)
         continued = next((r for r in views if r.config.key() == tip.config.key()), None)
-        incumbent = model.predict(tip.config) if continued is not None else None
-        if incumbent is None:
+        speed = model.speed(tip.config)
+        if continued is None or speed is None:
             return
+        self._within_noise = unresolved(model.predict(tip.config))
+        rest = rest_of_run(model, reference, continued)
+        incumbent = finished(continued, speed, rest)
         self._band = (incumbent.ttc_low, incumbent.ttc_high)
-        scored = [(conservative(p), p, r) for r in views if r is not continued
-                  and (p := model.predict(r.config)) is not None]
+        scored = []
+        for r in (r for r in views if r is not continued):
+            prediction, read_by_speed = model.predict(r.config), False
+            if level_above(r, continued, reference.noise):
+                self._behind.add(r.config.key())
+            elif unresolved(prediction):
+                prediction, read_by_speed = by_speed(model, r, continued, rest), True
+            if prediction is not None:
+                scored.append((conservative(prediction), prediction, r, read_by_speed))
         if not scored:
             return
-        _, challenger, best = min(scored, key=lambda item: item[0])
+        _, challenger, best, read_by_speed = min(scored, key=lambda item: item[0])
         gain = switch_gain(incumbent, challenger)
         if gain is None:
             return
@@ -320,8 +352,12 @@ class TrainingPlanner:
         self.tuning.append(continued)
         self.tuning.remove(best)
         self.run.append(best)
-        self.reasons[best.probe_key] = (f"re-plan at iteration {tip.end_iteration}: predicted to reach "
-                                        f"the target {gain:.0%} sooner than continuing")
+        self._band = (challenger.ttc_low, challenger.ttc_high)  # the run now answers to its prediction
+        self.reasons[best.probe_key] = f"re-plan at iteration {tip.end_iteration}: " + (
+            f"{speed.value / challenger.seconds_per_iteration:.1f}× the run's measured speed per iteration; "
+            "its progress was within the loss's noise, so its statistical efficiency was taken as the "
+            "run's at best (no time to the target is claimed)" if read_by_speed else
+            f"predicted to reach the target {gain:.0%} sooner than continuing")
 
     # -- phases and the result -----------------------------------------------------------------------
     def phases(self) -> list[TrainingPhase]:

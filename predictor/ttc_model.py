@@ -195,7 +195,12 @@ class TtcModel:
         if not donors:
             return None
         donor_key = min(donors)[1]
-        donor, estimate = self.results[donor_key].config, self.iterations[donor_key]
+        return self.carry(self.iterations[donor_key], self.results[donor_key].config, config)
+
+    def carry(self, estimate: Estimate, donor: Config, config: Config) -> Estimate:
+        """``estimate`` (iterations of ``donor``, same dynamics class) carried to ``config`` over
+        global batch and effective learning rate, its interval widened for each carry."""
+        cls, eff = dynamics_class(config), effective_lr(config)
         lr_log = math.log(effective_lr(donor) / eff)
         ratio = self._batch_ratio(donor.global_batch, config.global_batch)
         lr_ratio = math.exp(self.lr_exponent(cls) * lr_log)
@@ -229,10 +234,7 @@ class TtcModel:
         # measured up to its end; the rest at its steady speed
         done = result.end_iteration - origin_k
         rest = Estimate(max(steps.value - done, 0.0), max(steps.low - done, 0.0), max(steps.high - done, 0.0))
-        high = result.end_seconds + speed.high * rest.high if math.isfinite(rest.high) else math.inf
-        end = result.end_seconds
-        return Prediction(end + speed.value * rest.value, end + speed.low * rest.low, high,
-                          speed.value, origin_k + steps.value, float(result.end_iteration))
+        return finished(result, speed, rest)
 
     def predict_many(self, configs: Sequence[Config]) -> np.ndarray:
         """Predicted TTC of each config (inf where the models say nothing)."""
@@ -243,6 +245,15 @@ class TtcModel:
         """Risk-aware score of each config (see ``conservative``); inf where nothing is predicted."""
         out = [self.predict(c) for c in configs]
         return np.array([conservative(p) if p is not None else math.inf for p in out])
+
+
+def finished(result: ProbeResult, speed: Estimate, rest: Estimate) -> Prediction:
+    """TTC of a lineage measured up to ``result``'s end that needs ``rest`` more iterations at
+    ``speed``: its measured seconds, then the rest."""
+    end = result.end_seconds
+    high = end + speed.high * rest.high if math.isfinite(rest.high) else math.inf
+    return Prediction(end + speed.value * rest.value, end + speed.low * rest.low, high,
+                      speed.value, result.end_iteration + rest.value, float(result.end_iteration))
 
 
 RISK_WEIGHT = 0.5  # weight of the interval's upper end in the ranking score (log scale)

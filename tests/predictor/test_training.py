@@ -9,8 +9,9 @@ import math
 import pytest
 
 from predictor.he_model import allocation
+from predictor.se_model import Estimate
 from predictor.search import ColdStartSearch, timing_length
-from predictor.training import TrainingPlanner, same_segment, switch_gain
+from predictor.training import FORK_SHARE, TrainingPlanner, same_segment, switch_gain
 from predictor.types import Budget, Prediction, ProbeRequest
 from tests.predictor.test_search import SPACE, SyntheticCluster
 
@@ -220,3 +221,90 @@ def test_a_move_that_diverged_at_an_earlier_re_plan_is_not_forked_again() -> Non
     failed.config, failed.diverged = move, True
     planner.tuning.append(failed)
     assert move.key() not in {c.key() for c in planner._neighbours(config)}
+
+
+def test_moves_found_behind_the_run_go_last() -> None:
+    """A move whose fork ended clearly above the run's loss at an earlier re-plan is still offered
+    (the run moves on), but after every untried one: a tight budget goes to the untried."""
+    _, planner = trained()
+    config = planner.run[-1].config
+    moves = planner._neighbours(config)
+    planner._behind.add(moves[0].key())
+    reordered = planner._neighbours(config)
+    assert [c.key() for c in reordered] == [c.key() for c in moves[1:] + moves[:1]]
+
+
+def test_once_forks_progress_within_the_noise_a_re_plan_tries_allocations_first(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Then only a move of speed can win (predictor.speed_first), so allocation moves lead."""
+    search, _ = studied()
+    seen: list[bool] = []
+    for within_noise in (False, True):
+        planner = TrainingPlanner(search)
+        planner._replan_at, planner._within_noise = 0, within_noise
+        monkeypatch.setattr(planner, "_timing_requests", lambda tip, allocation_first: [])
+        monkeypatch.setattr(planner, "_replan_requests",
+                            lambda tip, allocation_first: seen.append(allocation_first) or [])
+        planner.ask()
+    assert seen == [False, True]
+
+
+@pytest.mark.parametrize("share", [0.75, 0.3])
+def test_the_most_promising_move_is_shortened_to_fit_the_room_down_to_half(
+    share: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    search, _ = studied()
+    planner = TrainingPlanner(search)
+    tip = planner.run[-1]
+    length = max(planner.length, tip.end_iteration // FORK_SHARE)
+    first = planner._neighbours(tip.config)[0]
+    full = planner._cost(planner._fork_request(tip, first, length))
+    monkeypatch.setattr(planner, "_room", lambda: share * full)
+    forks = planner._replan_requests(tip, allocation_first=False)
+    if share >= 0.5:
+        assert forks[0].config.key() == first.key() and forks[0].max_iterations == int(length * share)
+    else:
+        assert all(f.config.key() != first.key() and f.max_iterations == length for f in forks)
+
+
+@pytest.mark.parametrize("resolved", [True, False])
+def test_after_a_switch_the_run_answers_to_the_challenger_s_interval(
+    resolved: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The band whose leaving triggers a re-plan is the prediction of the config the run now runs.
+    A switch read by speed (the fork's own reading unbounded) states the measured speed ratio and
+    claims no time to the target."""
+    search, _ = studied()
+    planner = TrainingPlanner(search)
+    tip = planner.run[-1]
+    continued, challenger = copy.copy(tip), copy.copy(tip)
+    continued.start_iteration = challenger.start_iteration = tip.end_iteration
+    challenger.config = tip.config.replace(nodes=tip.config.nodes * 2)
+    planner.run.append(continued)
+    planner.tuning.append(challenger)
+    fast = Prediction(0.5, 0.4, 0.6, 0.5e-3, 1e3)
+
+    class Model:
+        origin_iteration = tip.end_iteration
+
+        def __init__(self, *args: object, **kwargs: object) -> None: ...
+
+        def predict(self, config: object) -> Prediction:
+            if config == challenger.config:
+                return fast if resolved else Prediction(0.5, 0.4, math.inf, 0.5e-3, 1e3)
+            return Prediction(9.0, 8.0, 10.0, 1e-3, 1e3)
+
+        def speed(self, config: object) -> Estimate:
+            return Estimate(1e-3, 1e-3, 1e-3)
+
+    monkeypatch.setattr("predictor.training.TtcModel", Model)
+    monkeypatch.setattr("predictor.training.rest_of_run", lambda *args: Estimate(1e4, 9e3, 1.1e4))
+    monkeypatch.setattr("predictor.training.by_speed", lambda *args: fast)
+    planner._decide(tip, [continued, challenger])
+    assert planner.run[-1] is challenger and planner._band == (fast.ttc_low, fast.ttc_high)
+    reason = planner.reasons[challenger.probe_key]
+    if resolved:
+        assert "sooner than continuing" in reason
+    else:
+        assert "2.0× the run's measured speed" in reason and "no time to the target is claimed" in reason

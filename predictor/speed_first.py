@@ -1,0 +1,74 @@
+"""A re-plan's reading of a fork whose progress is within the loss's noise: by measured speed.
+
+Near the loss floor the run's curve is flat, and a fork affordable at a re-plan moves the loss by
+less than its noise: its rate against the run's curve (predictor.reference_curve) is unbounded,
+and it can neither win nor lose on it. What such a fork does measure is its speed. So its
+statistical efficiency is carried from the run's own curve by the model (global batch by the
+noise scale, learning rate and momentum through the effective step: predictor.ttc_model), and
+never assumed better than the run's — near the floor a larger step or a smaller batch raises the
+noise floor rather than speeding progress, so a carry that promises fewer iterations is exactly
+the one not to trust there. A move that only changes the learning rate then never wins; a move of
+allocation (fewer nodes, off a throttled one) wins when its measured speed outweighs the
+iterations the carry's interval allows it to lose.
+
+Guard: a fork whose loss ends clearly above the run's continuation beside it (the two ran the
+same iterations from the same checkpoint) is evidence against it, and it is not read this way.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from predictor.reference_curve import ReferenceCurve, continued_remaining, settling_iterations
+from predictor.se_model import Z80, Estimate
+from predictor.ttc_model import TtcModel, dynamics_class, finished
+from predictor.types import Prediction, ProbeResult
+
+
+def unresolved(prediction: Prediction | None) -> bool:
+    """The fork's own reading says nothing bounded about how long it needs."""
+    return prediction is None or not math.isfinite(prediction.ttc_high)
+
+
+def rest_of_run(model: TtcModel, reference: ReferenceCurve, continued: ProbeResult) -> Estimate:
+    """Iterations the run still needs after its continuation ``continued``: the continuation's own
+    reading where it is bounded, else the run's curve extrapolated (its rate is 1 by construction)."""
+    steps = model.steps(continued.config)
+    if steps is not None and math.isfinite(steps.high):
+        done = continued.end_iteration - model.origin_iteration
+        return Estimate(*(max(v - done, 0.0) for v in (steps.value, steps.low, steps.high)))
+    return continued_remaining(reference, continued.end_iteration, model.target)
+
+
+def settled_level(result: ProbeResult) -> float:
+    """Mean loss over the fork's later half, past its fresh momentum's build-up."""
+    points = [(k - result.start_iteration, loss) for k, _, loss in result.curve
+              if k > result.start_iteration and math.isfinite(loss)]
+    if not points:
+        return math.inf
+    j = np.array([p[0] for p in points], dtype=float)
+    losses = np.array([p[1] for p in points])
+    settled = j >= min(j[-1] / 2, settling_iterations(result.config.momentum))
+    return float(losses[settled].mean())
+
+
+def level_above(fork: ProbeResult, continued: ProbeResult, noise: float) -> bool:
+    """The fork's loss ends above the run's continuation by more than their noise can explain
+    (80%, the difference of two readings each at the run's level noise)."""
+    return settled_level(fork) - settled_level(continued) > Z80 * math.sqrt(2) * noise
+
+
+def by_speed(model: TtcModel, fork: ProbeResult, continued: ProbeResult, rest: Estimate) -> Prediction | None:
+    """The fork's TTC with its statistical efficiency carried from the run's ``rest`` (at least the
+    run's own iterations) at its measured speed; None across dynamics classes (no carry there)."""
+    if dynamics_class(fork.config) != dynamics_class(continued.config):
+        return None
+    speed = model.speed(fork.config)
+    if speed is None or not math.isfinite(rest.high):
+        return None
+    carried = model.carry(rest, continued.config, fork.config)
+    at_least_the_run = Estimate(max(carried.value, rest.value), max(carried.low, rest.low),
+                                max(carried.high, rest.high))
+    return finished(fork, speed, at_least_the_run)

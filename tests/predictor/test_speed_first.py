@@ -1,0 +1,102 @@
+"""Forks whose progress is within the loss's noise, read by their measured speed."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import pytest
+
+from predictor.reference_curve import ReferenceCurve
+from predictor.se_model import Estimate
+from predictor.speed_first import by_speed, level_above, rest_of_run, unresolved
+from predictor.ttc_model import ForkPoint, TtcModel, finished
+from predictor.types import Prediction, ProbeResult
+from tests.predictor.test_reference_curve import CONFIG, WARMUP, fork, warmup_curve
+
+TARGET = 0.12
+REST = Estimate(1000.0, 800.0, 1300.0)
+
+
+@pytest.fixture
+def reference() -> ReferenceCurve:
+    fitted = ReferenceCurve.fit(warmup_curve(noise=0.01))
+    assert fitted is not None and fitted.noise > 0
+    return fitted
+
+
+def moved(result: ProbeResult, speedup: float = 1.0, level: float = 0.0, **change: object) -> ProbeResult:
+    """``result`` run under another config: ``speedup``× its speed, its losses ``level`` higher."""
+    other = copy.copy(result)
+    other.config = result.config.replace(**change)
+    other.step_seconds = [s / speedup for s in result.step_seconds]
+    other.seconds = result.seconds / speedup
+    other.curve = [(k, t, loss + level) for k, t, loss in result.curve]
+    return other
+
+
+def model_of(reference: ReferenceCurve, *results: ProbeResult) -> TtcModel:
+    return TtcModel(list(results), TARGET, fork=ForkPoint(reference, WARMUP, 0.4, "warmup"))
+
+
+def test_a_move_of_learning_rate_alone_never_wins_by_speed(
+    reference: ReferenceCurve, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The effective-step carry (small-step regime: iterations ∝ 1/η_eff) promises a doubled rate
+    half the iterations; near the floor a larger step raises the noise floor instead, so the carry
+    is never read as better than the run."""
+    continued = fork(1.0)
+    faster_step = moved(continued, lr=CONFIG.lr * 2)
+    model = model_of(reference, continued, faster_step)
+    monkeypatch.setattr(model, "lr_exponent", lambda cls: 1.0)
+    assert model.carry(REST, CONFIG, faster_step.config).value == pytest.approx(REST.value / 2)
+    incumbent = finished(continued, model.speed(CONFIG), REST)
+    challenger = by_speed(model, faster_step, continued, REST)
+    assert challenger is not None
+    assert challenger.ttc_seconds >= incumbent.ttc_seconds and challenger.ttc_high >= incumbent.ttc_high
+    assert challenger.iterations >= incumbent.iterations
+
+
+def test_a_faster_allocation_wins_within_the_batch_carry_s_interval(reference: ReferenceCurve) -> None:
+    """Half the nodes (half the global batch) at 3× the speed: ahead on its point, while its upper
+    end allows the smaller batch up to twice the run's iterations (perfect scaling)."""
+    continued = fork(1.0)
+    halved = moved(continued, speedup=3.0, devices_per_node=1)
+    model = model_of(reference, continued, halved)
+    incumbent = finished(continued, model.speed(CONFIG), REST)
+    challenger = by_speed(model, halved, continued, REST)
+    assert challenger is not None
+    assert challenger.ttc_seconds < incumbent.ttc_seconds
+    rest_high = (challenger.ttc_high - halved.end_seconds) / model.speed(halved.config).high
+    assert rest_high >= 2 * REST.high * 0.999
+
+
+def test_no_carry_across_dynamics_classes(reference: ReferenceCurve) -> None:
+    continued = fork(1.0)
+    other = moved(continued, speedup=3.0, strategy="hsgd")
+    assert by_speed(model_of(reference, continued, other), other, continued, REST) is None
+
+
+def test_a_fork_clearly_above_the_run_is_evidence_against_it(reference: ReferenceCurve) -> None:
+    continued = fork(1.0, noise=0.01)
+    assert level_above(moved(continued, level=4 * reference.noise), continued, reference.noise)
+    assert not level_above(moved(continued, level=0.5 * reference.noise), continued, reference.noise)
+
+
+def test_the_run_s_rest_is_read_on_its_own_curve_when_its_continuation_says_nothing_bounded(
+    reference: ReferenceCurve,
+) -> None:
+    stalled = fork(1.0)
+    stalled.curve = [(k, t, stalled.curve[0][2]) for k, t, _ in stalled.curve]
+    model = model_of(reference, stalled)
+    assert unresolved(model.predict(CONFIG))
+    rest = rest_of_run(model, reference, stalled)
+    goal = float(reference.iteration_at(TARGET)[0])
+    assert rest.value == pytest.approx(goal - stalled.end_iteration)
+    assert math.isfinite(rest.high)
+
+
+def test_unresolved_means_no_prediction_or_no_upper_end() -> None:
+    assert unresolved(None)
+    assert unresolved(Prediction(1.0, 0.5, math.inf, 1e-3, 1e3))
+    assert not unresolved(Prediction(1.0, 0.5, 2.0, 1e-3, 1e3))
