@@ -6,6 +6,7 @@ interval (``CHECKPOINT_PROBES`` probe lengths)."""
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 
 import httpx
@@ -27,6 +28,20 @@ def _state(db: Database, study_id: str) -> str | None:
         return training.state if training else None
 
 
+def _settled_segments(db: Database, study_id: str) -> list:
+    """The segments committed once the killed service's last transaction has settled: PostgreSQL
+    still commits a transaction whose COMMIT the client had sent before it died, so a read right
+    after the kill can miss a segment whose state (written in the same transaction) a later read
+    sees."""
+    before = segments(db, study_id)
+    while True:
+        time.sleep(1.0)
+        now = segments(db, study_id)
+        if len(now) == len(before):
+            return now
+        before = now
+
+
 @pytest.mark.slow
 def test_sigkill_mid_training_resumes_from_the_last_checkpoint(
     database_url: str, ray_address: str, tmp_path: Path
@@ -46,11 +61,12 @@ def test_sigkill_mid_training_resumes_from_the_last_checkpoint(
 
         wait_for(mid_training, timeout=240, interval=0.05, what="two run segments committed")
         first.kill()
-        committed = segments(db, study_id)
+        committed = _settled_segments(db, study_id)
         checkpoint = max(result.end_iteration for row, _, result in committed if row.role == "run")
         with db.read() as session:
             kept = set(crud.state_keys(session, study_id=study_id))
         assert kept <= {row.key for row, _, _ in committed}  # only committed segments' states
+        assert len(segments(db, study_id)) == len(committed)
 
         second.start()
 
