@@ -17,11 +17,12 @@ A plan is for a run hundreds of probes long, and the study's whole cost is held 
   2. **warm-up** — the best sweep probe is continued, its length doubling, until its curve is in
      its slow regime (predictor.regime) and long enough to fit; its end is the fork point and its
      curve the reference (predictor.reference_curve). Within WARMUP_SHARE of the study's budget.
-     The first forks: the baseline proper (``sync`` on all devices at the warm-up's rate) and the
-     warm-up's recipe continued on its own nodes. An allocation no probe has run is *timed* first
-     (an eighth of a probe): the HE model's speed for a pattern it never measured rests on links
-     fitted from others, and a full-cluster probe on a slow network costs more than the rest of
-     the study. Its learning is probed (the timing fork continued) only if it is worth it.
+     The first forks, what every plan is measured against: the baseline proper (``sync`` on all
+     devices at the warm-up's rate), the warm-up's recipe continued on its own nodes, and that
+     recipe's first asynchronous step (g = 2, predictor.async_step). An allocation no probe has
+     run is *timed* first (an eighth of a probe): the HE model's speed for a pattern it never
+     measured rests on links fitted from others, and a full-cluster probe on a slow network costs
+     more than the rest of the study. Its learning is probed (the timing fork continued) only if it is worth it.
   3. **forks** from the warm-up's checkpoint, each a probe long, so each config's statistical
      efficiency is measured where the long run spends its time: learning rate and momentum of
      the baseline; Omnivore's asynchrony ladder (g = 2, 4, …; μ per g keeping μ + 1 − 1/g near the
@@ -47,6 +48,7 @@ from collections.abc import Iterable, Iterator
 
 import optuna
 
+from predictor.async_step import first_async_steps
 from predictor.confidence import MAX_DRIFT, assess
 from predictor.he_model import allocation
 from predictor.lineages import Lineages, merge
@@ -426,6 +428,9 @@ class ColdStartSearch:
                                self.fork.iteration)]
         if self.warmup_config is not None and self.warmup_config.key() != base.key():
             first.append(self._fork(self.warmup_config))
+        # and Omnivore's first asynchronous step of the cheaper of them (g is the knob Omnivore
+        # tunes first): where the warm-up used the budget, this batch is the study's last
+        first += [self._fork(c) for c in first_async_steps(self.warmup_config or base, space)]
         yield first
         tip = self.lineages.tip(self.fork.key, base.key()) if timed else None
         if tip is not None and not tip.diverged and self._worth([base], length - tip.iterations):

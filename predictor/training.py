@@ -31,9 +31,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from predictor.async_step import first_async_steps
 from predictor.he_model import allocation
 from predictor.lineages import merge
-from predictor.noise_scale import implicit_momentum
 from predictor.reference_curve import ReferenceCurve
 from predictor.se_model import Z80
 from predictor.search import CHANGE_MARGIN, ColdStartSearch, timing_length
@@ -299,18 +299,11 @@ class TrainingPlanner:
 
     def _group_moves(self, config: Config) -> list[Config]:
         """Omnivore's g, one step either way; a synchronous run may take the first asynchronous
-        step (g = 2 on its own devices), at its momentum and at the momentum that keeps μ + 1 − 1/g
-        where it was (asynchrony is implicit momentum, so μ is re-tuned with g)."""
+        step (predictor.async_step)."""
         if config.strategy == "async_groups":
             return [config.replace(groups=g) for g in (config.groups // 2, config.groups * 2)
                     if g >= 2 and config.devices % g == 0]
-        if config.strategy != "sync" or "async_groups" not in self.space.strategies or config.devices % 2:
-            return []
-        step = config.replace(strategy="async_groups", groups=2, options={})
-        kept = config.momentum - float(implicit_momentum(2))
-        momenta = sorted(self.space.momenta)
-        lowered = min(momenta, key=lambda mu: abs(mu - kept))
-        return [step] + ([step.replace(momentum=lowered)] if lowered != config.momentum else [])
+        return first_async_steps(config, self.space)
 
     def _decide(self, tip: ProbeResult, told: list[ProbeResult]) -> None:
         """Switch to the best fork when it is predicted to finish ≥ 5% sooner than the incumbent's

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
+from predictor.async_step import first_async_steps
 from predictor.he_model import HeParams, Topology, step_seconds
 from predictor.search import CHANGE_MARGIN, ColdStartSearch, timing_length
 from predictor.types import Budget, Config, ProbeRequest, ProbeResult, SearchSpace
@@ -153,11 +154,27 @@ def test_a_job_shorter_than_its_probes_is_not_worth_tuning() -> None:
 
 def test_value_of_information_stops_probing_when_no_candidate_can_pay() -> None:
     """With a target so near that any probe costs more than it could save, nothing is forked beyond
-    the two incumbents every plan is measured against: the baseline and the warm-up's recipe."""
+    what every plan is measured against: the baseline, the warm-up's recipe and that recipe's first
+    asynchronous step (Omnivore's g = 2)."""
     near = run_search(Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=40, max_overhead=1e-4))
     forks = {r.config.key() for r in near.probes if near.fork and r.parent == near.fork.key}
     assert near.baseline is not None and near.warmup_config is not None
-    assert forks <= {near.baseline.key(), near.warmup_config.key()}
+    steps = {c.key() for c in first_async_steps(near.warmup_config, near.space)}
+    assert steps and forks <= {near.baseline.key(), near.warmup_config.key()} | steps
+
+
+def test_the_first_forks_carry_the_warm_up_recipes_first_asynchronous_step() -> None:
+    """Where the warm-up spends the budget the first fork batch is the study's last, so Omnivore's
+    g = 2 of the warm-up's recipe is in it, beside the baseline and the recipe itself."""
+    search, cluster, first_batch = ColdStartSearch(SPACE, LONG, 0.03), SyntheticCluster(), None
+    while requests := search.ask():
+        if first_batch is None and search.fork is not None:
+            first_batch = {r.config.key() for r in requests if r.parent == search.fork.key}
+        for request in requests:
+            search.tell(cluster.run(request, 0.03))
+    assert first_batch is not None and search.warmup_config is not None
+    steps = {c.key() for c in first_async_steps(search.warmup_config, SPACE)}
+    assert steps and steps <= first_batch
 
 
 def test_the_plan_changes_the_baseline_only_for_a_5_percent_win() -> None:

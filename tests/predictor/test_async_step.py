@@ -1,0 +1,31 @@
+"""Omnivore's first asynchronous step (predictor.async_step): g = 2 of a synchronous config at its
+momentum and at the momentum that keeps μ + 1 − 1/g where it was."""
+
+from __future__ import annotations
+
+from predictor.async_step import first_async_steps
+from predictor.types import Config, SearchSpace
+
+SPACE = SearchSpace(nodes=2, devices_per_node=2, strategies=("sync", "async_groups"),
+                    batch_sizes=(32,), learning_rates=(0.01,), momenta=(0.0, 0.3, 0.6, 0.9))
+
+
+def test_a_synchronous_config_steps_to_two_groups_at_its_momentum_and_at_the_lowered_one() -> None:
+    sync = Config("sync", 1, 2, batch_size=32, lr=0.01, momentum=0.9)
+    steps = first_async_steps(sync, SPACE)
+    assert [(c.strategy, c.groups, c.momentum) for c in steps] == [
+        ("async_groups", 2, 0.9), ("async_groups", 2, 0.3)]  # 0.9 − (1 − 1/2) = 0.4: nearest is 0.3
+    assert all((c.nodes, c.devices_per_node, c.lr, c.batch_size) == (1, 2, 0.01, 32) for c in steps)
+
+
+def test_no_lowered_step_when_the_momentum_is_already_the_nearest() -> None:
+    sync = Config("sync", 1, 2, batch_size=32, lr=0.01, momentum=0.0)
+    assert [c.momentum for c in first_async_steps(sync, SPACE)] == [0.0]
+
+
+def test_no_step_from_an_asynchronous_config_an_odd_device_count_or_a_space_without_asynchrony() -> None:
+    assert first_async_steps(Config("async_groups", 2, 2, groups=2, batch_size=32, lr=0.01), SPACE) == []
+    assert first_async_steps(Config("sync", 1, 1, batch_size=32, lr=0.01), SPACE) == []
+    sync_only = SearchSpace(nodes=2, devices_per_node=2, strategies=("sync",), batch_sizes=(32,),
+                            learning_rates=(0.01,), momenta=(0.9,))
+    assert first_async_steps(Config("sync", 1, 2, batch_size=32, lr=0.01), sync_only) == []
