@@ -48,7 +48,8 @@ def test_cli_train_reaches_the_target_and_its_phases_make_up_the_run(
     assert result["ttc_seconds"] >= result["tuning_cluster_seconds"] > 0
     db = Database(database_url)
     try:
-        study_id = crud.list_studies(db.read().__enter__())[0][0].id
+        with db.read() as session:
+            study_id = crud.list_studies(session)[0][0].id
         recorded = _training(db, study_id)
         assert recorded["state"] == "done" and recorded["result"] == result
         assert recorded["plan"]["study_id"] == study_id
@@ -124,8 +125,12 @@ def test_rest_train_round_trip(database_url: str, ray_address: str) -> None:
         timeline = training["timeline"]
         assert timeline["points"] and timeline["phases"][0]["start"] == 0
         assert timeline["phases"][-1]["end"] == pytest.approx(timeline["run_cluster_seconds"])
-        kinds = {e.kind for e in crud.events_after(Database(database_url).read().__enter__(),
-                                                    study_id=study_id)}
+        db = Database(database_url)
+        try:
+            with db.read() as session:  # closed: an open read would block the schema's teardown
+                kinds = {e.kind for e in crud.events_after(session, study_id=study_id)}
+        finally:
+            db.dispose()
         assert {"training", "training_segment"} <= kinds
 
 
