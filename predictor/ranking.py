@@ -1,7 +1,8 @@
 """The study's ranking, explained: every config's score, and why each one that looked faster lost.
 
 The plan is the config with the lowest risk-aware score (predictor.ttc_model.conservative), unless
-it must beat the baseline by CHANGE_MARGIN and does not (predictor.search). A user looking at a
+it must beat the baseline by CHANGE_MARGIN and does not, or no prediction is bounded above
+(predictor.plan_choice). A user looking at a
 config with a lower point prediction than the plan's deserves the reason it lost (issue 11 §4),
 and Optuna's tools must agree with the plan (issue 14): ``decision_values`` gives each probe the
 value the choice was made on, so Optuna's best trial is the plan's latest probe.
@@ -75,6 +76,7 @@ def ranking(search: RankedStudy, plan_key: str | None) -> list[RankedConfig]:
     plan_prediction = search.predictions.get(plan_key) if plan_key else None
     plan_score = conservative(plan_prediction) if plan_prediction else math.inf
     kept = plan_key is not None and search.baseline is not None and plan_key == search.baseline.key()
+    bounded = any(math.isfinite(conservative(p)) for p in search.predictions.values())
     rows = []
     for key, view in views.items():
         prediction = search.predictions.get(key)
@@ -87,9 +89,13 @@ def ranking(search: RankedStudy, plan_key: str | None) -> list[RankedConfig]:
             status, reason = "diverged", "its loss diverged"
         elif key == plan_key:
             status, reason = "plan", ("kept: no challenger beat it by the 5% margin" if kept
-                                      else "the lowest risk-aware score")
+                                      else "the lowest risk-aware score" if bounded
+                                      else "the recipe the evidence is about: no prediction is bounded above")
         elif prediction is None or not math.isfinite(prediction.ttc_seconds):
             status, reason = "lost", "its curve supports no prediction of reaching the target"
+        elif not bounded:
+            status, reason = "lost", ("its 80% interval has no upper end: a point read from the noise "
+                                      "does not move the plan")
         elif plan_prediction is None:
             status, reason = "lost", "no plan was predicted"
         else:

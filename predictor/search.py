@@ -22,7 +22,8 @@ A plan is for a run hundreds of probes long, and the study's whole cost is held 
      recipe's first asynchronous step (g = 2, predictor.async_step). An allocation no probe has
      run is *timed* first (an eighth of a probe): the HE model's speed for a pattern it never
      measured rests on links fitted from others, and a full-cluster probe on a slow network costs
-     more than the rest of the study. Its learning is probed (the timing fork continued) only if it is worth it.
+     more than the rest of the study. Its learning is probed (the timing fork continued) only if
+     it is worth it.
   3. **forks** from the warm-up's checkpoint, each a probe long, so each config's statistical
      efficiency is measured where the long run spends its time: learning rate and momentum of
      the baseline; Omnivore's asynchrony ladder (g = 2, 4, …; μ per g keeping μ + 1 − 1/g near the
@@ -54,6 +55,7 @@ from predictor.he_model import allocation
 from predictor.lineages import Lineages, merge
 from predictor.no_number import plan_without_prediction
 from predictor.noise_scale import total_momentum
+from predictor.plan_choice import best, planned
 from predictor.ranking import ranking
 from predictor.reference_curve import ReferenceCurve, drift
 from predictor.regime import Regime, read_view_regime
@@ -75,7 +77,6 @@ from predictor.types import (
 from predictor.value import expected_improvement
 
 ASYNC_MUST_PAY = 0.10
-CHANGE_MARGIN = 0.05
 BASELINE_MOMENTUM = 0.9
 MOMENTUM_SLACK = 0.1  # total momentum allowed above the baseline's before a μ is skipped
 SWEEP_ROUNDS = 2
@@ -524,23 +525,8 @@ class ColdStartSearch:
 
     # -- the answer -----------------------------------------------------------------------------------
     def _choice(self) -> str | None:
-        """The plan's config key: the best risk-aware score, unless the baseline is within 5%."""
-        scored = [(conservative(p), key) for key, p in self.predictions.items()]
-        scored = [(t, key) for t, key in scored if math.isfinite(t)] or [
-            (p.ttc_seconds, key) for key, p in self.predictions.items() if math.isfinite(p.ttc_seconds)
-        ]
-        if not scored:
-            return None
-        _, best_key = min(scored)
-        baseline = self.baseline.key() if self.baseline else None
-        if baseline is None or baseline not in self.predictions or baseline == best_key:
-            return best_key
-        challenger, incumbent = self.predictions[best_key], self.predictions[baseline]
-        wins = challenger.ttc_seconds <= (1 - CHANGE_MARGIN) * incumbent.ttc_seconds and (
-            not math.isfinite(conservative(incumbent))
-            or conservative(challenger) <= (1 - CHANGE_MARGIN) * conservative(incumbent)
-        )
-        return best_key if wins or not math.isfinite(incumbent.ttc_seconds) else baseline
+        """The config the study leads with now (predictor.plan_choice.best)."""
+        return best(self.predictions, self.baseline.key() if self.baseline else None)
 
     def plan(self, study_id: str) -> Plan:
         """The plan; raises TargetUnreachable only when the curves show the target is out of reach."""
@@ -548,7 +534,7 @@ class ColdStartSearch:
             self.fork = None
             self._refit()
         views = self.views()
-        key = self._choice()
+        key = planned(self.predictions, self.baseline.key() if self.baseline else None, self._warmup_key())
         if key is None:
             return plan_without_prediction(self, study_id, views)
         view, prediction = views[key], self.predictions[key]

@@ -34,9 +34,10 @@ from typing import Any
 from predictor.async_step import first_async_steps
 from predictor.he_model import allocation
 from predictor.lineages import merge
+from predictor.plan_choice import CHANGE_MARGIN
 from predictor.reference_curve import ReferenceCurve
 from predictor.se_model import Z80
-from predictor.search import CHANGE_MARGIN, ColdStartSearch, timing_length
+from predictor.search import ColdStartSearch, timing_length
 from predictor.speed_first import by_speed, level_above, rest_of_run, unresolved
 from predictor.ttc_model import ForkPoint, TtcModel, conservative, finished
 from predictor.types import Config, Prediction, ProbeRequest, ProbeResult, json_safe

@@ -17,7 +17,8 @@ import pytest
 
 from predictor.async_step import first_async_steps
 from predictor.he_model import HeParams, Topology, step_seconds
-from predictor.search import CHANGE_MARGIN, ColdStartSearch, timing_length
+from predictor.plan_choice import CHANGE_MARGIN
+from predictor.search import ColdStartSearch, timing_length
 from predictor.types import Budget, Config, ProbeRequest, ProbeResult, SearchSpace
 
 HARDWARE = HeParams(alpha_c=1e-3, beta_c=2e-5, theta_intra=1e-4, lat_intra=1e-6, theta_inter=2e-3,

@@ -1,0 +1,68 @@
+"""Which config the plan names (predictor.plan_choice)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from predictor.plan_choice import best, planned
+from predictor.ranking import ranking
+from predictor.types import Confidence, Config, Prediction, ProbeResult
+
+INF = math.inf
+
+
+def _prediction(ttc: float, high: float) -> Prediction:
+    return Prediction(ttc, ttc * 0.8 if math.isfinite(ttc) else INF, high, 1e-5, ttc / 1e-5, 1000.0)
+
+
+def test_a_point_read_from_the_noise_does_not_move_the_plan_off_its_evidence() -> None:
+    """Nothing is bounded above: the fork's finite point is the noise, the recipe stays the plan."""
+    predictions = {"recipe": _prediction(INF, INF), "fork": _prediction(0.08, INF),
+                   "baseline": _prediction(0.1, INF)}
+    assert best(predictions, "baseline") == "fork"  # what the budget may still be sized by
+    assert planned(predictions, "baseline", "recipe") == "recipe"
+
+
+def test_a_bounded_challenger_still_wins() -> None:
+    predictions = {"recipe": _prediction(0.12, 0.15), "fork": _prediction(0.09, 0.11),
+                   "baseline": _prediction(0.4, 0.7)}
+    assert planned(predictions, "baseline", "recipe") == "fork"
+
+
+def test_without_a_measured_recipe_the_best_point_is_kept() -> None:
+    predictions = {"fork": _prediction(0.08, INF), "baseline": _prediction(0.1, INF)}
+    assert planned(predictions, "baseline", None) == "fork"
+    assert planned(predictions, "baseline", "recipe") == "fork"  # the recipe has no view to fall back on
+
+
+def test_the_baseline_is_kept_unless_beaten_by_the_margin() -> None:
+    predictions = {"baseline": _prediction(0.100, 0.12), "fork": _prediction(0.097, 0.116)}
+    assert planned(predictions, "baseline", None) == "baseline"
+    predictions["fork"] = _prediction(0.090, 0.108)
+    assert planned(predictions, "baseline", None) == "fork"
+
+
+def test_the_ranking_says_why_an_unbounded_point_lost_to_the_plans_evidence() -> None:
+    recipe = Config("sync", 1, 4, batch_size=32, lr=0.01, momentum=0.9)
+    fork = recipe.replace(strategy="async_groups", groups=2, momentum=0.3)
+
+    @dataclass
+    class Study:
+        predictions: dict[str, Prediction]
+        baseline: Config | None = None
+        probes: list[ProbeResult] = field(default_factory=list)
+        pruned: set[str] = field(default_factory=set)
+
+        def views(self) -> dict[str, ProbeResult]:
+            return {c.key(): ProbeResult(c, 50, 1e-3, [(0, 0.0, 1.0), (50, 1e-3, 0.9)], [2e-5])
+                    for c in (recipe, fork)}
+
+        def confidence_of(self, key: str) -> Confidence:
+            return Confidence("none", "unbounded")
+
+    study = Study({recipe.key(): _prediction(INF, INF), fork.key(): _prediction(0.08, INF)})
+    plan_key = planned(study.predictions, None, recipe.key())
+    rows = {row.config.key(): row for row in ranking(study, plan_key)}
+    assert rows[recipe.key()].status == "plan" and "no prediction is bounded" in rows[recipe.key()].reason
+    assert rows[fork.key()].status == "lost" and "no upper end" in rows[fork.key()].reason
