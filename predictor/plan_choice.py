@@ -1,12 +1,13 @@
 """Which config a study's plan names (issue 11).
 
 The best risk-aware score (predictor.ttc_model.conservative) wins, but a challenger must beat the
-baseline by CHANGE_MARGIN on its point and on its score. When no prediction is bounded above, the
-points are the noise speaking: on ``regression`` a 50-iteration fork of g = 2 that ended within
-the loss's noise of the warm-up's continuation got a point prediction (its interval open above)
-while the recipe itself got none, became the plan, and ran 2.3–2.9× slower than that recipe. So
-the plan leaves the config its evidence is about (the warm-up's recipe) only for a bounded
-prediction; the budget may still be sized by such a point (``best``), which errs small.
+baseline by CHANGE_MARGIN on its point and on its score. When no prediction is bounded above,
+points are all there is, and a fork's point can be the noise speaking: on ``regression`` a
+50-iteration g = 2 fork that ended within the loss's noise of the warm-up's continuation got a
+point (its interval open above), became the plan, and ran 2.3–2.9× slower than the recipe. So
+with nothing bounded, only the two configs every plan is measured against compete: the baseline
+and the warm-up's recipe (staying on the recipe alone left the throttled scenario on one of its
+four nodes). The budget may still be sized by any point (``best``), which errs small.
 """
 
 from __future__ import annotations
@@ -38,10 +39,11 @@ def best(predictions: dict[str, Prediction], baseline: str | None) -> str | None
     return best_key if wins or not math.isfinite(incumbent.ttc_seconds) else baseline
 
 
-def planned(predictions: dict[str, Prediction], baseline: str | None, evidence: str | None) -> str | None:
-    """``best``, except that with no prediction bounded above the plan stays on ``evidence``
-    (the warm-up's recipe) when it was measured."""
-    bounded = any(math.isfinite(conservative(p)) for p in predictions.values())
-    if not bounded and evidence in predictions:
-        return evidence
+def planned(predictions: dict[str, Prediction], baseline: str | None, recipe: str | None) -> str | None:
+    """``best``; with no prediction bounded above, ``best`` between the baseline and the warm-up's
+    ``recipe`` alone (when either was measured)."""
+    if not any(math.isfinite(conservative(p)) for p in predictions.values()):
+        incumbents = {key: predictions[key] for key in (baseline, recipe) if key in predictions}
+        if incumbents:
+            return best(incumbents, baseline)
     return best(predictions, baseline)

@@ -90,10 +90,11 @@ def ranking(search: RankedStudy, plan_key: str | None) -> list[RankedConfig]:
         elif key == plan_key:
             status, reason = "plan", ("kept: no challenger beat it by the 5% margin" if kept
                                       else "the lowest risk-aware score" if bounded
-                                      else "the recipe the evidence is about: no prediction is bounded above")
+                                      else "no prediction is bounded above: the better point of the "
+                                           "baseline and the warm-up's recipe")
         elif prediction is None or not math.isfinite(prediction.ttc_seconds):
             status, reason = "lost", "its curve supports no prediction of reaching the target"
-        elif not bounded:
+        elif not bounded and not kept:
             status, reason = "lost", ("its 80% interval has no upper end: a point read from the noise "
                                       "does not move the plan")
         elif plan_prediction is None:

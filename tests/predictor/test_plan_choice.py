@@ -16,12 +16,17 @@ def _prediction(ttc: float, high: float) -> Prediction:
     return Prediction(ttc, ttc * 0.8 if math.isfinite(ttc) else INF, high, 1e-5, ttc / 1e-5, 1000.0)
 
 
-def test_a_point_read_from_the_noise_does_not_move_the_plan_off_its_evidence() -> None:
-    """Nothing is bounded above: the fork's finite point is the noise, the recipe stays the plan."""
-    predictions = {"recipe": _prediction(INF, INF), "fork": _prediction(0.08, INF),
+def test_a_point_read_from_the_noise_does_not_move_the_plan_off_the_incumbents() -> None:
+    """Nothing is bounded above: the fork's finite point is the noise; the baseline and the
+    warm-up's recipe compete on their points, the baseline protected by the margin."""
+    predictions = {"recipe": _prediction(0.099, INF), "fork": _prediction(0.08, INF),
                    "baseline": _prediction(0.1, INF)}
     assert best(predictions, "baseline") == "fork"  # what the budget may still be sized by
+    assert planned(predictions, "baseline", "recipe") == "baseline"
+    predictions["recipe"] = _prediction(0.09, INF)
     assert planned(predictions, "baseline", "recipe") == "recipe"
+    predictions["recipe"] = _prediction(INF, INF)
+    assert planned(predictions, "baseline", "recipe") == "baseline"
 
 
 def test_a_bounded_challenger_still_wins() -> None:
@@ -30,10 +35,9 @@ def test_a_bounded_challenger_still_wins() -> None:
     assert planned(predictions, "baseline", "recipe") == "fork"
 
 
-def test_without_a_measured_recipe_the_best_point_is_kept() -> None:
-    predictions = {"fork": _prediction(0.08, INF), "baseline": _prediction(0.1, INF)}
-    assert planned(predictions, "baseline", None) == "fork"
-    assert planned(predictions, "baseline", "recipe") == "fork"  # the recipe has no view to fall back on
+def test_without_a_measured_incumbent_the_best_point_is_kept() -> None:
+    predictions = {"fork": _prediction(0.08, INF), "other": _prediction(0.1, INF)}
+    assert planned(predictions, "baseline", "recipe") == "fork"
 
 
 def test_the_baseline_is_kept_unless_beaten_by_the_margin() -> None:
@@ -43,7 +47,7 @@ def test_the_baseline_is_kept_unless_beaten_by_the_margin() -> None:
     assert planned(predictions, "baseline", None) == "fork"
 
 
-def test_the_ranking_says_why_an_unbounded_point_lost_to_the_plans_evidence() -> None:
+def test_the_ranking_says_why_an_unbounded_point_lost_to_an_incumbent() -> None:
     recipe = Config("sync", 1, 4, batch_size=32, lr=0.01, momentum=0.9)
     fork = recipe.replace(strategy="async_groups", groups=2, momentum=0.3)
 
@@ -61,8 +65,9 @@ def test_the_ranking_says_why_an_unbounded_point_lost_to_the_plans_evidence() ->
         def confidence_of(self, key: str) -> Confidence:
             return Confidence("none", "unbounded")
 
-    study = Study({recipe.key(): _prediction(INF, INF), fork.key(): _prediction(0.08, INF)})
+    study = Study({recipe.key(): _prediction(0.099, INF), fork.key(): _prediction(0.08, INF)})
     plan_key = planned(study.predictions, None, recipe.key())
     rows = {row.config.key(): row for row in ranking(study, plan_key)}
     assert rows[recipe.key()].status == "plan" and "no prediction is bounded" in rows[recipe.key()].reason
+    assert rows[recipe.key()].reason.endswith("the warm-up's recipe")
     assert rows[fork.key()].status == "lost" and "no upper end" in rows[fork.key()].reason
