@@ -4,7 +4,8 @@ For each long-horizon scenario (benchmarks/scenarios/long/) and each evaluation 
 seed the predictor's constants were developed on): ``ttc train`` (the study, then the run with its
 re-plans; TTC = every cluster-second from the first probe to the target), the one-shot route (the
 same study, then its plan run to the target: probes + run), and every config of the ground-truth
-grid run alone from scratch (tuning free). Ratios per seed, then their mean over seeds.
+grid, and the plan's own config, run alone from scratch (tuning free). Ratios per seed, then
+their mean over seeds.
 
     nice python benchmarks/train_eval.py [--scenarios a,b] [--seeds 1,2] [--jobs 2] \
         [--truth-cache /tmp/ttc-truth.json]
@@ -57,6 +58,8 @@ def evaluate(name: str, kind: str, seeds: list[int], jobs: int, cache: Path | No
             # A fixed config only matters if it could beat ttc train or the one-shot route: censored.
             cap = CENSOR * min(trained.ttc_seconds, one_shot_run)
             grid = ground_truth_grid(spec)
+            if plan.config.key() not in {c.key() for c in grid}:  # the plan's config alone, from scratch
+                grid.append(plan.config)
             measured = truth.ttc([(c, None) for c in grid], cap)
             grid_ttc = dict(zip((c.key() for c in grid), measured, strict=True))
         finally:
