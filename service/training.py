@@ -196,7 +196,7 @@ class TrainingRunner:
         # the states a later request may start from: the run's tip, the batch's parent, and every
         # result of the batch (a re-plan may switch to any fork of it, replayed ones included)
         needed = {r.key for r in batch} | {r.parent for r in batch if r.parent}
-        for result in launcher.run(requests, stop):
+        for result in launcher.run(requests, stop, cancel_running=False):  # each ends within a checkpoint
             request = by_key[result.probe_key]
             role = "fork" if request.forks else "run"
             if result.error and role == "run":
@@ -221,7 +221,7 @@ class TrainingRunner:
             self.db.write(commit)
             if self.on_segment is not None:
                 self.on_segment(result, role, planner)
-            # once ``stop`` is set, the launcher cancels the probes still running and ends
+            # once ``stop`` is set, the launcher ends and leaves the segments still running to finish
 
     @staticmethod
     def _progress(planner: TrainingPlanner, predicted: float | None) -> tuple[dict, dict]:

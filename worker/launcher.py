@@ -74,12 +74,17 @@ class ProbeLauncher:
             self.states[key] = ray.put(found)
         return self.states[key]
 
-    def run(self, requests: list[ProbeRequest], stop: threading.Event | None = None) -> Iterator[ProbeResult]:
+    def run(self, requests: list[ProbeRequest], stop: threading.Event | None = None,
+            cancel_running: bool = True) -> Iterator[ProbeResult]:
         """Run ``requests`` concurrently; a failed task comes back as a result with ``error`` set.
 
-        Once ``stop`` is set the probes still running are cancelled (``cancel``) and the iterator
-        ends without their results: a cancelled study frees its share of the cluster within
-        about a second instead of when its longest probe ends.
+        Once ``stop`` is set the iterator ends without the results still running. With
+        ``cancel_running`` their tasks are cancelled (``cancel``): a cancelled study frees its
+        share of the cluster within about a second instead of when its longest probe ends.
+        Without it they are left to finish: Ray 2.60's driver aborts when a force-cancel races
+        the reply of a task that is just completing ("Tried to complete task that was not
+        pending", the race of ray-project/ray#54798 on the completion path), and short segments
+        that complete every few seconds, as a training's do, meet that race.
         """
         spec = self.spec.model_dump(mode="json")
         self._pending = {}
@@ -97,7 +102,9 @@ class ProbeLauncher:
         while self._pending:
             done, _ = ray.wait(list(self._pending), num_returns=1, timeout=timeout)
             if stop is not None and stop.is_set():
-                self.cancel()
+                if cancel_running:
+                    self.cancel()
+                self._pending = {}
                 return
             if not done:
                 continue
