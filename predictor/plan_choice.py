@@ -39,10 +39,15 @@ def best(predictions: dict[str, Prediction], baseline: str | None) -> str | None
     return best_key if wins or not math.isfinite(incumbent.ttc_seconds) else baseline
 
 
+def bounded(predictions: dict[str, Prediction]) -> bool:
+    """Some prediction has a finite risk-aware score (its 80% interval is bounded above)."""
+    return any(math.isfinite(conservative(p)) for p in predictions.values())
+
+
 def planned(predictions: dict[str, Prediction], baseline: str | None, recipe: str | None) -> str | None:
     """``best``; with no prediction bounded above, ``best`` between the baseline and the warm-up's
     ``recipe`` alone (when either was measured)."""
-    if not any(math.isfinite(conservative(p)) for p in predictions.values()):
+    if not bounded(predictions):
         incumbents = {key: predictions[key] for key in (baseline, recipe) if key in predictions}
         if incumbents:
             return best(incumbents, baseline)

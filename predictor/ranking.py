@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from predictor.plan_choice import bounded
 from predictor.ttc_model import conservative
 from predictor.types import Confidence, Config, Prediction, ProbeResult, json_safe
 
@@ -76,7 +77,7 @@ def ranking(search: RankedStudy, plan_key: str | None) -> list[RankedConfig]:
     plan_prediction = search.predictions.get(plan_key) if plan_key else None
     plan_score = conservative(plan_prediction) if plan_prediction else math.inf
     kept = plan_key is not None and search.baseline is not None and plan_key == search.baseline.key()
-    bounded = any(math.isfinite(conservative(p)) for p in search.predictions.values())
+    any_bounded = bounded(search.predictions)
     rows = []
     for key, view in views.items():
         prediction = search.predictions.get(key)
@@ -89,12 +90,12 @@ def ranking(search: RankedStudy, plan_key: str | None) -> list[RankedConfig]:
             status, reason = "diverged", "its loss diverged"
         elif key == plan_key:
             status, reason = "plan", ("kept: no challenger beat it by the 5% margin" if kept
-                                      else "the lowest risk-aware score" if bounded
+                                      else "the lowest risk-aware score" if any_bounded
                                       else "no prediction is bounded above: the better point of the "
                                            "baseline and the warm-up's recipe")
         elif prediction is None or not math.isfinite(prediction.ttc_seconds):
             status, reason = "lost", "its curve supports no prediction of reaching the target"
-        elif not bounded and not kept:
+        elif not any_bounded and not kept:
             status, reason = "lost", ("its 80% interval has no upper end: a point read from the noise "
                                       "does not move the plan")
         elif plan_prediction is None:

@@ -526,7 +526,7 @@ class ColdStartSearch:
     # -- the answer -----------------------------------------------------------------------------------
     def _choice(self) -> str | None:
         """The config the study leads with now (predictor.plan_choice.best)."""
-        return best(self.predictions, self.baseline.key() if self.baseline else None)
+        return best(self.predictions, self._baseline_key())
 
     def plan(self, study_id: str) -> Plan:
         """The plan; raises TargetUnreachable only when the curves show the target is out of reach."""
@@ -534,7 +534,7 @@ class ColdStartSearch:
             self.fork = None
             self._refit()
         views = self.views()
-        key = planned(self.predictions, self.baseline.key() if self.baseline else None, self._warmup_key())
+        key = planned(self.predictions, self._baseline_key(), self._warmup_key())
         if key is None:
             return plan_without_prediction(self, study_id, views)
         view, prediction = views[key], self.predictions[key]
@@ -575,6 +575,9 @@ class ColdStartSearch:
         if key not in self._fits:
             self._fits[key] = drift(view.curve, self.target)
         return self._fits[key]
+
+    def _baseline_key(self) -> str | None:
+        return self.baseline.key() if self.baseline else None
 
     def _warmup_key(self) -> str | None:
         return self.warmup_config.key() if self.warmup_config else None
