@@ -46,11 +46,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 
 import optuna
 
 from predictor.async_step import first_async_steps
 from predictor.confidence import MAX_DRIFT, assess
+from predictor.from_scratch import FROM_SCRATCH, from_scratch
 from predictor.he_model import allocation
 from predictor.lineages import Lineages, merge
 from predictor.no_number import plan_without_prediction
@@ -542,9 +544,15 @@ class ColdStartSearch:
                   and view.config.key() != self._warmup_key())
         warmup = (Phase(self.warmup_config, self.fork.iteration)
                   if forked and self.warmup_config and self.fork else None)
+        scratch = (from_scratch(self.model, self.fork, warmup.config, view.config, prediction)
+                   if warmup and self.model and self.fork else None)
+        if scratch is not None and best({"fork": prediction, "scratch": scratch}, "fork") == "scratch":
+            prediction, warmup = scratch, None
         baseline = self.baseline or view.config
         base_prediction = self.predictions.get(baseline.key())
-        confidence = self.confidence_of(key)
+        confidence = self.confidence_of(key, prediction)
+        if scratch is not None and warmup is None:
+            confidence = replace(confidence, reason=f"{confidence.reason}; {FROM_SCRATCH}")
         return Plan(
             study_id=study_id, config=with_run_length(view.config, prediction, warmup, confidence),
             predicted=prediction,
@@ -558,10 +566,10 @@ class ColdStartSearch:
             ranking=[row.to_dict() for row in ranking(self, key)],
         )
 
-    def confidence_of(self, key: str) -> Confidence:
-        """Confidence of the current prediction for ``key``. A fork's curve shape is the warm-up's
-        reference, so its regime is read there; a probe from scratch is read on its own curve."""
-        view, prediction = self.views()[key], self.predictions[key]
+    def confidence_of(self, key: str, prediction: Prediction | None = None) -> Confidence:
+        """Confidence of ``prediction`` (the current one for ``key``). A fork's curve shape is the
+        warm-up's reference, so its regime is read there; a probe from scratch is read on its own."""
+        view, prediction = self.views()[key], prediction or self.predictions[key]
         source = view
         if self.fork is not None and view.parent == self.fork.key and self.warmup_config is not None:
             source = merge(self.lineages.chain_of(None, self.warmup_config.key()))
