@@ -354,16 +354,19 @@ class ColdStartSearch:
         yield from self._halving()
 
     def _short_job(self) -> bool:
-        """True (and the search ends) when a probe reached the target and tuning cannot pay: the
-        study has already spent what ``max_overhead`` of that run allows."""
-        best = self.best_measured_ttc()
+        """True (and the search ends) when the run is known short and tuning cannot pay: the study
+        has already spent what ``max_overhead`` of the best TTC a probe measured, or the evidence
+        supports (predictor.confidence), allows."""
+        best = self.supported_ttc()
         if not math.isfinite(best):
             return False
         spent, allowed = self.cluster_seconds(), self.budget.max_overhead * best
         if spent < allowed:
             return False
+        how = ("a probe reached the target in" if best == self.best_measured_ttc()
+               else "the evidence supports a run of")
         self.worth_tuning_reason = (
-            f"a probe reached the target in {best:.4g} s; the {len(self.probes)} probes already cost "
+            f"{how} {best:.4g} s; the {len(self.probes)} probes already cost "
             f"{spent:.4g} cluster-seconds ({spent / best:.2g}× that run), more than the "
             f"{self.budget.max_overhead:.0%} tuning may spend")
         self._done = True
