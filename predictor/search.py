@@ -7,13 +7,12 @@ A plan is for a run hundreds of probes long, and the study's whole cost is held 
 ``budget.max_overhead`` of the plan's predicted TTC (issue 11). Stages, each a batch:
 
   1. **sweep** — the baseline's recipe (``sync``, μ = 0.9) on *one node* (the fewest the search
-     space allows: ``search.nodes``) at the middle learning
-     rate from scratch; the other rates only when the job is long enough to pay for them. One
-     node: its ring never crosses the network, so an iteration there costs a fraction of a
-     full-cluster one in cluster-seconds (a twelfth on the long scenarios' clusters), and the
-     sweep and warm-up only need a stable recipe past its transient. A job whose probes reach the
-     target before tuning can pay is *not worth tuning*: the plan is the best measured config
-     (``worth_tuning`` False).
+     space allows: ``search.nodes``) at the middle learning rate from scratch; the other rates
+     only when the job is long enough to pay for them. One node: its ring never crosses the
+     network, so an iteration there costs a fraction of a full-cluster one in cluster-seconds (a
+     twelfth on the long scenarios' clusters), and the sweep and warm-up only need a stable recipe
+     past its transient. A job whose probes cost more than tuning may spend of the TTC a probe
+     measured or the evidence supports is *not worth tuning* (``worth_tuning`` False).
   2. **warm-up** — the best sweep probe is continued, its length doubling, until its curve is in
      its slow regime (predictor.regime) and long enough to fit; its end is the fork point and its
      curve the reference (predictor.reference_curve). Within WARMUP_SHARE of the study's budget.
@@ -38,8 +37,8 @@ Every candidate must be worth its probe: its expected improvement over the incum
 A probe is cut at the best TTC measured so far: past it, it can no longer win. A diverged probe
 prunes its recipe's larger steps. Each probe reports its loss curve to an Optuna pruner; pruned
 lineages are not continued. The plan keeps the baseline unless a challenger wins by ≥ 5% (by the
-risk-aware score of predictor.ttc_model.conservative), and says how far its prediction can be
-trusted (predictor.confidence).
+risk-aware score of predictor.ttc_model.conservative), runs from scratch when its warm-up is the
+slow part (predictor.from_scratch), and says how far its prediction can be trusted.
 """
 
 from __future__ import annotations
