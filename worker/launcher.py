@@ -123,9 +123,13 @@ class ProbeLauncher:
     def cancel(self) -> None:
         """Stop every probe still running: its task is force-cancelled (the worker process exits,
         taking the device actors it created with it: Ray's owner fate-sharing) along with any
-        task it started."""
-        for ref, (request, _) in list(self._pending.items()):
-            log.info("cancelling probe %s", request.key)
+        task it started. A task whose result has already arrived is left alone: a force-cancel
+        racing a completion is what aborts Ray 2.60's driver (``run``), so the window is kept to
+        tasks still running."""
+        refs = list(self._pending)
+        arrived, _ = ray.wait(refs, num_returns=len(refs), timeout=0) if refs else ([], [])
+        for ref in set(refs) - set(arrived):
+            log.info("cancelling probe %s", self._pending[ref][0].key)
             ray.cancel(ref, force=True, recursive=True)
         self._pending = {}
 
