@@ -354,9 +354,11 @@ class ColdStartSearch:
 
     def _short_job(self) -> bool:
         """True (and the search ends) when the run is known short and tuning cannot pay: the study
-        has already spent what ``max_overhead`` of the best TTC a probe measured, or the evidence
-        supports (predictor.confidence), allows."""
-        best = self.supported_ttc()
+        has already spent what ``max_overhead`` of the best TTC a probe measured, or a confident
+        prediction (predictor.confidence; a transient's extrapolation is optimistic), allows."""
+        key, best = self._choice(), self.best_measured_ttc()
+        if key is not None and self.confidence_of(key).confident:
+            best = min(best, self.predictions[key].ttc_seconds)
         if not math.isfinite(best):
             return False
         spent, allowed = self.cluster_seconds(), self.budget.max_overhead * best

@@ -284,6 +284,11 @@ class Confidence:
     def supported(self) -> bool:
         return self.level != "none"
 
+    @property
+    def confident(self) -> bool:
+        """Measured, or a steady curve whose 80% interval spans at most ×3 (predictor.confidence)."""
+        return self.level in ("high", "medium")
+
 
 @dataclass(frozen=True)
 class Phase:

@@ -154,14 +154,14 @@ def test_a_job_shorter_than_its_probes_is_not_worth_tuning() -> None:
 
 
 def test_a_job_the_evidence_shows_short_is_not_worth_tuning_before_any_probe_reaches() -> None:
-    """No probe reaches the target, but the warm-up's supported prediction shows a run shorter than
+    """No probe reaches the target, but the warm-up's confident prediction shows a run shorter than
     what the probes already cost over max_overhead: the search stops there and says so."""
     budget = Budget(probe_seconds=10.0, probe_max_iterations=100, max_probes=40, max_overhead=0.1)
     search = run_search(budget, target=0.05)
     plan = search.plan("s")
     assert all(r.reached_iteration is None for r in search.probes) and search.fork is None
     assert not plan.worth_tuning and "the evidence supports a run" in plan.worth_tuning_reason
-    assert plan.confidence.supported
+    assert plan.confidence.confident
     assert search.cluster_seconds() >= budget.max_overhead * plan.predicted.ttc_seconds
 
 
