@@ -373,14 +373,6 @@ class ColdStartSearch:
         self._done = True
         return True
 
-    def _best(self, views: list[ProbeResult]) -> ProbeResult | None:
-        """Lowest score; when none is predicted, the lowest final loss that did not diverge."""
-        alive = [v for v in views if not v.diverged and not v.error]
-        scored = [v for v in alive if math.isfinite(self._score(v.config))]
-        if scored:
-            return min(scored, key=lambda v: self._score(v.config))
-        return min(alive, key=lambda v: v.final_loss) if alive else None
-
     def _score(self, config: Config) -> float:
         prediction = self.predictions.get(config.key())
         return conservative(prediction) if prediction else math.inf
