@@ -12,7 +12,7 @@ A plan is for a run hundreds of probes long, and the study's whole cost is held 
      network, so an iteration there costs a fraction of a full-cluster one in cluster-seconds (a
      twelfth on the long scenarios' clusters), and the sweep and warm-up only need a stable recipe
      past its transient. A job whose probes cost more than tuning may spend of the TTC a probe
-     measured or the evidence supports is *not worth tuning* (``worth_tuning`` False).
+     measured or a confident prediction shows is *not worth tuning* (``worth_tuning`` False).
   2. **warm-up** — the best sweep probe is continued, its length doubling, until its curve is in
      its slow regime (predictor.regime) and long enough to fit; its end is the fork point and its
      curve the reference (predictor.reference_curve). Within WARMUP_SHARE of the study's budget.
@@ -356,7 +356,8 @@ class ColdStartSearch:
         """True (and the search ends) when the run is known short and tuning cannot pay: the study
         has already spent what ``max_overhead`` of the best TTC a probe measured, or a confident
         prediction (predictor.confidence; a transient's extrapolation is optimistic), allows."""
-        key, best = self._choice(), self.best_measured_ttc()
+        key, measured = self._choice(), self.best_measured_ttc()
+        best = measured
         if key is not None and self.confidence_of(key).confident:
             best = min(best, self.predictions[key].ttc_seconds)
         if not math.isfinite(best):
@@ -364,8 +365,7 @@ class ColdStartSearch:
         spent, allowed = self.cluster_seconds(), self.budget.max_overhead * best
         if spent < allowed:
             return False
-        how = ("a probe reached the target in" if best == self.best_measured_ttc()
-               else "the evidence supports a run of")
+        how = "a probe reached the target in" if best == measured else "the evidence supports a run of"
         self.worth_tuning_reason = (
             f"{how} {best:.4g} s; the {len(self.probes)} probes already cost "
             f"{spent:.4g} cluster-seconds ({spent / best:.2g}× that run), more than the "
