@@ -127,8 +127,8 @@ class ProbeLauncher:
         racing a completion is what aborts Ray 2.60's driver (``run``), so the window is kept to
         tasks still running."""
         refs = list(self._pending)
-        arrived, _ = ray.wait(refs, num_returns=len(refs), timeout=0) if refs else ([], [])
-        for ref in set(refs) - set(arrived):
+        _, running = ray.wait(refs, num_returns=len(refs), timeout=0) if refs else ([], [])
+        for ref in running:
             log.info("cancelling probe %s", self._pending[ref][0].key)
             ray.cancel(ref, force=True, recursive=True)
         self._pending = {}
