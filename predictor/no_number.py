@@ -3,7 +3,8 @@ cannot support is reported as such, never printed as a number).
 
 "Unreachable" needs evidence — every live curve levelled off above the target; a curve still
 falling says only that the study does not know, so the best measured config is returned with
-no number and ``confidence: none``.
+no number and ``confidence: none``. When that config was measured forked from the study's warm-up,
+the plan names the warm-up too: its measurement is of the fork, not of a run from scratch.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Protocol
 from predictor.confidence import assess
 from predictor.regime import Regime, read_view_regime
 from predictor.ttc_model import TtcModel
-from predictor.types import Config, Plan, Prediction, ProbeResult
+from predictor.types import Config, Phase, Plan, Prediction, ProbeResult
 
 
 class Study(Protocol):
@@ -27,6 +28,8 @@ class Study(Protocol):
     worth_tuning_reason: str
 
     def cluster_seconds(self) -> float: ...
+
+    def warmup_of(self, view: ProbeResult) -> Phase | None: ...
 
 
 class TargetUnreachable(RuntimeError):
@@ -52,7 +55,8 @@ def plan_without_prediction(search: Study, study_id: str, views: dict[str, Probe
     plan = Plan(study_id=study_id, config=best.config, predicted=nothing,
                 baseline_config=search.baseline or best.config, baseline_predicted_ttc_seconds=math.inf,
                 probe_count=len(search.probes), probe_cluster_seconds=search.cluster_seconds(),
-                evidence=[best.probe_key], worth_tuning=not search.worth_tuning_reason,
+                evidence=[best.probe_key], warmup=search.warmup_of(best),
+                worth_tuning=not search.worth_tuning_reason,
                 worth_tuning_reason=search.worth_tuning_reason)
     plan.confidence = assess(None, False, read_view_regime(best))
     return plan

@@ -536,10 +536,7 @@ class ColdStartSearch:
         if key is None:
             return plan_without_prediction(self, study_id, views)
         view, prediction = views[key], self.predictions[key]
-        forked = (self.fork is not None and view.parent == self.fork.key
-                  and view.config.key() != self._warmup_key())
-        warmup = (Phase(self.warmup_config, self.fork.iteration)
-                  if forked and self.warmup_config and self.fork else None)
+        warmup = self.warmup_of(view)
         scratch = (from_scratch(self.model, self.fork, warmup.config, view.config, prediction)
                    if warmup and self.model and self.fork else None)
         if scratch is not None and best({"fork": prediction, "scratch": scratch}, "fork") == "scratch":
@@ -561,6 +558,15 @@ class ColdStartSearch:
             confidence=confidence,
             ranking=[row.to_dict() for row in ranking(self, key)],
         )
+
+    def warmup_of(self, view: ProbeResult) -> Phase | None:
+        """The warm-up phase ``view`` was forked from (None for the warm-up's own recipe and for a
+        probe from scratch): a forked measurement is of the fork, so a plan on it names the warm-up."""
+        if self.fork is None or self.warmup_config is None or view.parent != self.fork.key:
+            return None
+        if view.config.key() == self.warmup_config.key():
+            return None
+        return Phase(self.warmup_config, self.fork.iteration)
 
     def confidence_of(self, key: str, prediction: Prediction | None = None) -> Confidence:
         """Confidence of ``prediction`` (the current one for ``key``). A fork's curve shape is the

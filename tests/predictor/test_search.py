@@ -17,6 +17,7 @@ import pytest
 
 from predictor.async_step import first_async_steps
 from predictor.he_model import HeParams, Topology, step_seconds
+from predictor.no_number import plan_without_prediction
 from predictor.plan_choice import CHANGE_MARGIN
 from predictor.search import ColdStartSearch, timing_length
 from predictor.types import Budget, Config, ProbeRequest, ProbeResult, SearchSpace
@@ -254,3 +255,21 @@ def test_a_timed_allocation_that_cannot_pay_gets_no_probe_of_its_learning(
     assert search.baseline is not None and search.fork is not None
     chain = search.lineages.chain_of(search.fork.key, search.baseline.key())
     assert [s.iterations for s in chain] == [timing_length(search.budget)]
+
+
+def test_a_plan_with_no_number_on_a_forked_config_names_the_warm_up_it_was_measured_after() -> None:
+    """With nothing supported the plan is the best measured config; measured as a fork, it was
+    measured after the warm-up, so the plan runs the warm-up first, as a supported forked plan does.
+    The warm-up's own recipe, continued, is the warm-up itself and runs from scratch."""
+    search = run_search(LONG)
+    fork, recipe = search.fork, search.warmup_config
+    assert fork is not None and recipe is not None
+    views = search.views()
+    forks = {k: v for k, v in views.items() if v.parent == fork.key and v.config != recipe}
+    assert forks
+    plan = plan_without_prediction(search, "s", forks)
+    assert plan.confidence.level == "none" and plan.config.key() in forks
+    assert plan.warmup is not None
+    assert (plan.warmup.config, plan.warmup.iterations) == (recipe, fork.iteration)
+    alone = plan_without_prediction(search, "s", {recipe.key(): views[recipe.key()]})
+    assert alone.config == recipe and alone.warmup is None
