@@ -21,7 +21,9 @@ earlier re-plan is not forked again. Near the loss floor, where an affordable fo
 within the loss's noise, a fork is read by its measured speed (predictor.speed_first).
 The re-plans' forks stay within ``max_overhead`` of the cluster-seconds the run has spent; the
 study's own probes were held to ``max_overhead`` of the plan's predicted TTC. The result's
-``ttc_seconds`` counts every cluster-second from the first probe, all tuning included.
+``ttc_seconds`` is the run's own seconds (its lineage from its first iteration: the study's
+warm-up too, when the run continues it, since the run waits for it) plus every cluster-second of
+tuning off that lineage (a probe's seconds × its share of the cluster's devices).
 """
 
 from __future__ import annotations
