@@ -152,8 +152,9 @@ def ground_truth_grid(spec: Spec) -> list[Config]:
     """The reference grid, sized for a 2-core machine (each long-horizon truth run is thousands of
     iterations): sync over learning rates × momenta ≥ 0.3; every other strategy at the two largest
     learning rates; async g ∈ {2, 4} with μ ∈ {0, 0.6}; a larger batch; fewer nodes (at every rate
-    when a node throttles mid-run). The best known config is the best of this grid and every
-    method's pick."""
+    when a node throttles mid-run); one device at every rate, at the middle and the smallest batch
+    (the search may plan one device, so the grid and TPE can too). The best known config is the
+    best of this grid and every method's pick."""
     n, d = spec.cluster.nodes, spec.cluster.devices_per_node
     lrs, momenta = sorted(spec.search.learning_rates), sorted(spec.search.momenta)
     batches = sorted(spec.search.batch_sizes)
@@ -177,6 +178,8 @@ def ground_truth_grid(spec: Spec) -> list[Config]:
     fewer_lrs = lrs if spec.cluster.throttle is not None else lrs[-1:]
     grid += [Config("sync", m, d, batch_size=mid_batch, lr=lr, momentum=0.9)
              for m in fewer for lr in fewer_lrs]
+    grid += [Config("sync", 1, 1, batch_size=b, lr=lr, momentum=0.9)
+             for b in sorted({batches[0], mid_batch}) for lr in lrs]
     return list({c.key(): c for c in grid}.values())
 
 
@@ -203,17 +206,20 @@ def run_tpe(spec: Spec, prober: Prober, spend: float, seed: int) -> tuple[Config
     probes: list[ProbeResult] = []
     nodes_choices = sorted({1 << i for i in range(space.nodes.bit_length()) if (1 << i) <= space.nodes}
                            | {space.nodes})
+    per_node = sorted({1 << i for i in range(space.devices_per_node.bit_length())
+                       if (1 << i) <= space.devices_per_node} | {space.devices_per_node})
     while not probes or cluster_seconds(probes, devices) < spend:
         trial = study.ask()
         strategy = trial.suggest_categorical("strategy", list(space.strategies))
         nodes = trial.suggest_categorical("nodes", nodes_choices)
+        devices = trial.suggest_categorical("devices_per_node", per_node)
         groups = 1
         if strategy == "async_groups":
             groups = trial.suggest_categorical("groups", [2, 4, 8])
-            while (nodes * space.devices_per_node) % groups:
+            while (nodes * devices) % groups:
                 groups //= 2
         config = Config(
-            "sync" if strategy == "async_groups" and groups == 1 else strategy, nodes, space.devices_per_node,
+            "sync" if strategy == "async_groups" and groups == 1 else strategy, nodes, devices,
             groups=groups, batch_size=trial.suggest_categorical("batch_size", list(space.batch_sizes)),
             lr=trial.suggest_categorical("lr", list(space.learning_rates)),
             momentum=trial.suggest_categorical("momentum", list(space.momenta)),

@@ -1,15 +1,17 @@
-"""A forked plan run from scratch, when the warm-up's recipe is the slow part of its run (issue 11).
+"""A forked plan run from scratch, when the warm-up is the slow part of its run (issue 11).
 
-A forked plan's run repeats the study's warm-up (the baseline's synchronous recipe on one node)
-before it switches. On ``plateau`` that warm-up is 3,200 iterations at 20.2 µs, and the g = 2 fork
-the plan picks runs 11.2 µs iterations: the same config from scratch (TPE's pick) was 1.38× faster
-than the plan run as planned. Omnivore's move (g and μ on the same devices, batch and rate) changes
-the speed of every iteration, including the warm-up's. So such a config is also predicted from
-scratch: its warm-up stretch takes the warm-up's iterations carried to it by the TTC model (batch
-per update and effective step), never fewer than the warm-up's own (no probe measured it there, and
-a larger step early buys nothing the evidence shows), at its own measured speed; the rest is its
-fork's prediction. The plan runs from scratch only when that wins by the 5% a change of plan needs
-(predictor.plan_choice), on its point and its risk-aware score.
+A forked plan's run repeats the study's warm-up before it switches. When the warm-up was the
+synchronous recipe on one node, on ``plateau`` it was 3,200 iterations at 20.2 µs, and the g = 2
+fork the plan picked runs 11.2 µs iterations: the same config from scratch (TPE's pick) was 1.38×
+faster than the plan run as planned. The warm-up now runs that recipe on one device (8 µs there),
+but a config can still out-run it. Omnivore's move (g and μ on the recipe's devices, batch and
+rate) changes the speed of every iteration, including the warm-up's. So such a config is also
+predicted from scratch: its warm-up stretch takes the warm-up's iterations carried from the
+recipe's to it by the TTC model (batch per update and effective step), never fewer than the
+warm-up's own (no probe measured it there, and a larger step early buys nothing the evidence
+shows), at its own measured speed; the rest is its fork's prediction. The plan runs from scratch
+only when that wins by the 5% a change of plan needs (predictor.plan_choice), on its point and its
+risk-aware score.
 """
 
 from __future__ import annotations

@@ -13,12 +13,15 @@ A plan is for a run hundreds of probes long, and the study's whole cost is held 
      twelfth on the long scenarios' clusters), and the sweep and warm-up only need a stable recipe
      past its transient. A job whose probes cost more than tuning may spend of the TTC a probe
      measured or a confident prediction shows is *not worth tuning* (``worth_tuning`` False).
-  2. **warm-up** — the best sweep probe is continued, its length doubling, until its curve is in
-     its slow regime (predictor.regime) and long enough to fit; its end is the fork point and its
-     curve the reference (predictor.reference_curve). Within WARMUP_SHARE of the study's budget.
-     The first forks, what every plan is measured against: the baseline proper (``sync`` on all
-     devices at the warm-up's rate), the warm-up's recipe continued on its own nodes, and that
-     recipe's first asynchronous step (g = 2, predictor.async_step). An allocation no probe has
+  2. **warm-up** — the best sweep probe's recipe on *one device* from scratch, its length doubling,
+     until its curve is in its slow regime (predictor.regime) and long enough to fit; its end is
+     the fork point and its curve the reference (predictor.reference_curve). Within WARMUP_SHARE
+     of the study's budget. One device: a transient is moved by updates, and one device's update
+     never communicates and occupies a sixteenth of a 4 × 4 cluster, so the warm-up costs a
+     fraction of the same iterations on a node. The first forks, what every plan is measured
+     against: the baseline proper (``sync`` on all devices at the warm-up's rate), the recipe on
+     its own node and the warm-up continued on its device, and the recipe's first asynchronous
+     step (g = 2, predictor.async_step). An allocation no probe has
      run is *timed* first (an eighth of a probe): the HE model's speed for a pattern it never
      measured rests on links fitted from others, and a full-cluster probe on a slow network costs
      more than the rest of the study. Its learning is probed (the timing fork continued) only if
@@ -111,7 +114,8 @@ class ColdStartSearch:
         self.model: TtcModel | None = None
         self.fork: ForkPoint | None = None
         self.baseline: Config | None = None  # sync on all devices: what a challenger must beat by 5%
-        self.warmup_config: Config | None = None  # the sweep's best recipe on one node
+        self.recipe: Config | None = None  # the sweep's best: sync on one node at its best rate
+        self.warmup_config: Config | None = None  # the recipe on one device: the warm-up's config
         self.worth_tuning_reason = ""
         self._fits: dict = {}
         self._trials: dict[str, optuna.trial.Trial] = {}  # by probe key
@@ -341,7 +345,8 @@ class ColdStartSearch:
             return
         # equal-length probes of one recipe from scratch: the lowest loss warms up best
         best = min(alive, key=lambda v: v.final_loss)
-        self.warmup_config = best.config
+        self.recipe = best.config
+        self.warmup_config = best.config.replace(devices_per_node=1)
         self.baseline = best.config.replace(nodes=space.node_counts()[-1])
         # 2. warm-up
         yield from self._warm_up(best)
@@ -377,16 +382,26 @@ class ColdStartSearch:
         prediction = self.predictions.get(config.key())
         return conservative(prediction) if prediction else math.inf
 
-    def _warm_up(self, tip: ProbeResult) -> Iterator[list[ProbeRequest]]:
-        """Stage 2: continue ``tip``'s lineage, doubling, until its curve has settled into its slow
-        regime (steady, and its extrapolation held still as its evidence doubled) and is long
+    def _warm_up(self, sweep: ProbeResult) -> Iterator[list[ProbeRequest]]:
+        """Stage 2: the warm-up's config (the sweep's best recipe on one device) from scratch, as
+        long as the ``sweep`` probe, then continued, doubling, until its curve has settled into its
+        slow regime (steady, and its extrapolation held still as its evidence doubled) and is long
         enough to fit. Until it settles nothing can size the overhead budget (a transient's
         extrapolation is optimistic many-fold), so only the hard caps and WARMUP_MAX_DOUBLINGS
         bound it: a job whose warm-up reaches the target was too short to tune, at the cost of
         about one run of its baseline."""
+        assert self.warmup_config is not None
         length = self.budget.probe_max_iterations
-        key = tip.config.key()
+        key = self.warmup_config.key()
+        if not self.lineages.chain_of(None, key):
+            first = self._request(self.warmup_config, sweep.iterations, None)
+            self._unsettled.add(first.key)  # nothing is settled yet: only the hard caps bound it
+            yield [first]
+            if self._short_job():
+                return
         for _ in range(WARMUP_MAX_DOUBLINGS):
+            if not self.lineages.chain_of(None, key):  # the budget cut its first probe
+                return
             view = merge(self.lineages.chain_of(None, key))
             if view.reached_iteration is not None or view.diverged or view.error:
                 return
@@ -425,11 +440,11 @@ class ColdStartSearch:
         timed = not self._allocation_measured(base)
         first = [self._request(base, timing_length(self.budget) if timed else length, self.fork.key,
                                self.fork.iteration)]
-        if self.warmup_config is not None and self.warmup_config.key() != base.key():
-            first.append(self._fork(self.warmup_config))
+        own = {c.key(): c for c in (self.recipe, self.warmup_config) if c is not None}
+        first += [self._fork(c) for key, c in own.items() if key != base.key()]
         # and Omnivore's first asynchronous step of the cheaper of them (g is the knob Omnivore
         # tunes first): where the warm-up used the budget, this batch is the study's last
-        first += [self._fork(c) for c in first_async_steps(self.warmup_config or base, space)]
+        first += [self._fork(c) for c in first_async_steps(self.recipe or base, space)]
         yield first
         tip = self.lineages.tip(self.fork.key, base.key()) if timed else None
         if tip is not None and not tip.diverged and self._worth([base], length - tip.iterations):
@@ -438,10 +453,10 @@ class ColdStartSearch:
         steps = [base.replace(lr=lr) for lr in space.learning_rates if lr != base.lr]
         steps += [base.replace(momentum=mu) for mu in space.momenta if mu != base.momentum]
         yield [self._fork(c) for c in self._worth(steps, length)]
-        incumbent = self._leader() or base
+        incumbent = self._on_a_node(self._leader() or base)
         if "async_groups" in space.strategies:
             yield from self._async_ladder(incumbent, length)
-        incumbent = self._leader() or base
+        incumbent = self._on_a_node(self._leader() or base)
         others = []
         for strategy in space.strategies:
             if strategy in ("sync", "async_groups"):
@@ -456,6 +471,12 @@ class ColdStartSearch:
             if not challengers:
                 return
             yield [self._fork(c) for c in challengers]
+
+    def _on_a_node(self, config: Config) -> Config:
+        """``config`` on whole nodes: the warm-up's single device leads where a tiny model's
+        communication outweighs its compute, but asynchrony and the other strategies split or
+        join a node's devices, so their moves start from the leader on all of its node's."""
+        return config.replace(devices_per_node=self.space.devices_per_node)
 
     def _allocation_measured(self, config: Config) -> bool:
         """A probe ran this strategy on this many nodes and groups: the HE model's speed for it
@@ -532,13 +553,13 @@ class ColdStartSearch:
             self.fork = None
             self._refit()
         views = self.views()
-        key = planned(self.predictions, self._baseline_key(), self._warmup_key())
+        key = planned(self.predictions, self._baseline_key(), self.recipe.key() if self.recipe else None)
         if key is None:
             return plan_without_prediction(self, study_id, views)
         view, prediction = views[key], self.predictions[key]
         warmup = self.warmup_of(view)
-        scratch = (from_scratch(self.model, self.fork, warmup.config, view.config, prediction)
-                   if warmup and self.model and self.fork else None)
+        scratch = (from_scratch(self.model, self.fork, self.recipe, view.config, prediction)
+                   if warmup and self.model and self.fork and self.recipe else None)
         if scratch is not None and best({"fork": prediction, "scratch": scratch}, "fork") == "scratch":
             prediction, warmup = scratch, None
         baseline = self.baseline or view.config
@@ -588,9 +609,6 @@ class ColdStartSearch:
 
     def _baseline_key(self) -> str | None:
         return self.baseline.key() if self.baseline else None
-
-    def _warmup_key(self) -> str | None:
-        return self.warmup_config.key() if self.warmup_config else None
 
 
 def timing_length(budget: Budget) -> int:

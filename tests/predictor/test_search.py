@@ -168,26 +168,26 @@ def test_a_job_the_evidence_shows_short_is_not_worth_tuning_before_any_probe_rea
 
 def test_value_of_information_stops_probing_when_no_candidate_can_pay() -> None:
     """With a target so near that any probe costs more than it could save, nothing is forked beyond
-    what every plan is measured against: the baseline, the warm-up's recipe and that recipe's first
-    asynchronous step (Omnivore's g = 2)."""
+    what every plan is measured against: the baseline, the recipe on its node, the warm-up continued
+    on its device, and the recipe's first asynchronous step (Omnivore's g = 2)."""
     near = run_search(Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=40, max_overhead=1e-4))
     forks = {r.config.key() for r in near.probes if near.fork and r.parent == near.fork.key}
-    assert near.baseline is not None and near.warmup_config is not None
-    steps = {c.key() for c in first_async_steps(near.warmup_config, near.space)}
-    assert steps and forks <= {near.baseline.key(), near.warmup_config.key()} | steps
+    assert near.baseline is not None and near.warmup_config is not None and near.recipe is not None
+    steps = {c.key() for c in first_async_steps(near.recipe, near.space)}
+    assert steps and forks <= {near.baseline.key(), near.recipe.key(), near.warmup_config.key()} | steps
 
 
 def test_the_first_forks_carry_the_warm_up_recipes_first_asynchronous_step() -> None:
     """Where the warm-up spends the budget the first fork batch is the study's last, so Omnivore's
-    g = 2 of the warm-up's recipe is in it, beside the baseline and the recipe itself."""
+    g = 2 of the recipe is in it, beside the baseline and the recipe itself."""
     search, cluster, first_batch = ColdStartSearch(SPACE, LONG, 0.03), SyntheticCluster(), None
     while requests := search.ask():
         if first_batch is None and search.fork is not None:
             first_batch = {r.config.key() for r in requests if r.parent == search.fork.key}
         for request in requests:
             search.tell(cluster.run(request, 0.03))
-    assert first_batch is not None and search.warmup_config is not None
-    steps = {c.key() for c in first_async_steps(search.warmup_config, SPACE)}
+    assert first_batch is not None and search.recipe is not None
+    steps = {c.key() for c in first_async_steps(search.recipe, SPACE)}
     assert steps and steps <= first_batch
 
 
@@ -273,3 +273,18 @@ def test_a_plan_with_no_number_on_a_forked_config_names_the_warm_up_it_was_measu
     assert (plan.warmup.config, plan.warmup.iterations) == (recipe, fork.iteration)
     alone = plan_without_prediction(search, "s", {recipe.key(): views[recipe.key()]})
     assert alone.config == recipe and alone.warmup is None
+
+
+def test_the_warm_up_runs_the_sweeps_recipe_on_one_device_and_asynchrony_on_whole_nodes() -> None:
+    """A transient is moved by updates, and one device's update never communicates: the warm-up is
+    the recipe on one device, from scratch to the fork point. Groups split a node's devices, so the
+    asynchronous forks stay on whole nodes even where the one-device lineage leads."""
+    search = run_search(LONG)
+    recipe, warm_up, fork = search.recipe, search.warmup_config, search.fork
+    assert recipe is not None and warm_up is not None and fork is not None
+    assert recipe.devices_per_node == SPACE.devices_per_node
+    assert warm_up == recipe.replace(devices_per_node=1)
+    chain = search.lineages.chain_of(None, warm_up.key())
+    assert chain[0].parent is None and chain[-1].probe_key == fork.key
+    asynchronous = [r.config for r in search.probes if r.config.groups > 1]
+    assert asynchronous and all(c.devices_per_node == SPACE.devices_per_node for c in asynchronous)

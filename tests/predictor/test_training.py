@@ -100,6 +100,7 @@ def test_re_planning_can_undo_a_switch_the_run_made() -> None:
     """The configs the run came through are forked again at a re-plan (first), so a switch that
     stopped paying — say the warm-up's 1-node recipe left for the full cluster — can be undone."""
     _, planner = trained()
+    planner._behind.clear()  # no earlier re-plan's verdict reorders them (the next test's rule)
     current = planner.run[-1].config
     earlier = copy.copy(planner.run[0])
     earlier.config = current.replace(nodes=1, lr=current.lr * 7)  # no move of one step reaches it
@@ -227,6 +228,7 @@ def test_moves_found_behind_the_run_go_last() -> None:
     """A move whose fork ended clearly above the run's loss at an earlier re-plan is still offered
     (the run moves on), but after every untried one: a tight budget goes to the untried."""
     _, planner = trained()
+    planner._behind.clear()  # the training's own re-plans may have found some behind already
     config = planner.run[-1].config
     moves = planner._neighbours(config)
     planner._behind.add(moves[0].key())
