@@ -10,8 +10,9 @@ A plan is for a run hundreds of probes long, and the study's whole cost is held 
      space allows: ``search.nodes``) at the middle learning rate from scratch; the other rates
      only when the job is long enough to pay for them. One node: its ring never crosses the
      network, so an iteration there costs a fraction of a full-cluster one in cluster-seconds (a
-     twelfth on the long scenarios' clusters), and the sweep and warm-up only need a stable recipe
-     past its transient. A job whose probes cost more than tuning may spend of the TTC a probe
+     twelfth on the long scenarios' clusters), and the sweep only needs a stable recipe. The
+     sweep stays on the node, where the recipe's rate is judged at the batch the plan's
+     candidates run. A job whose probes cost more than tuning may spend of the TTC a probe
      measured or a confident prediction shows is *not worth tuning* (``worth_tuning`` False).
   2. **warm-up** — the best sweep probe's recipe on *one device* from scratch, its length doubling,
      until its curve is in its slow regime (predictor.regime) and long enough to fit; its end is
