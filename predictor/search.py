@@ -65,7 +65,7 @@ from predictor.ranking import ranking
 from predictor.reference_curve import ReferenceCurve, drift
 from predictor.regime import Regime, read_view_regime
 from predictor.run_length import with_run_length
-from predictor.trial_space import trial_distributions
+from predictor.trial_space import PRUNER_STEPS, record_trial, report_curve
 from predictor.ttc_model import ForkPoint, TtcModel, conservative, recipe
 from predictor.types import (
     Budget,
@@ -86,7 +86,6 @@ BASELINE_MOMENTUM = 0.9
 MOMENTUM_SLACK = 0.1  # total momentum allowed above the baseline's before a μ is skipped
 SWEEP_ROUNDS = 2
 SWEEP_WIDTH = 3  # configurations confirmed per sweep round
-PRUNER_STEPS = 100  # probe progress is reported to the pruner in hundredths of the probe length
 WARMUP_SHARE = 0.4  # of the study's allowed cost, at most this much goes to the warm-up
 WARMUP_MIN_PROBES = 4  # the warm-up is at least this many probe lengths (a curve to fit)
 WARMUP_MAX_DOUBLINGS = 6
@@ -139,7 +138,7 @@ class ColdStartSearch:
                 for request in fresh:
                     self._asked.add(request.key)
                     self._pending[request.key] = request
-                    self._trials[request.key] = self._record(request)
+                    self._trials[request.key] = record_trial(self.study, self.space, request)
                 return fresh
         self._done = True
         return []
@@ -152,7 +151,8 @@ class ColdStartSearch:
         if result.diverged:
             self._diverged.append(result.config)
         self._refit()
-        trial = self._trials.pop(key, None) or self._record(request or self._scratch(result.config))
+        trial = self._trials.pop(key, None) or record_trial(
+            self.study, self.space, request or self._scratch(result.config))
         trial.set_user_attr("final_loss", result.final_loss)
         trial.set_user_attr("reached_iteration", result.reached_iteration)
         prediction = self.predictions.get(result.config.key())
@@ -163,7 +163,8 @@ class ColdStartSearch:
             self.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
             return
         trial.set_user_attr("score", json_safe(conservative(prediction)))
-        if self._report_curve(trial, result):
+        level = result.parent is None or (self.fork is not None and result.parent == self.fork.key)
+        if level and report_curve(trial, result, self.budget.probe_max_iterations):  # they start level
             trial.set_user_attr("prune_reason", "pruner: loss behind the median at equal probe progress")
             self.pruned.add(result.config.key())
         self.study.tell(trial, min(conservative(prediction), 1e300))
@@ -198,36 +199,6 @@ class ColdStartSearch:
 
     def _cost_of(self, probes: Iterable[ProbeResult]) -> float:
         return sum(r.seconds * r.config.devices / self.space.devices for r in probes)
-
-    def _record(self, request: ProbeRequest) -> optuna.trial.Trial:
-        config = request.config
-        params = {
-            "strategy": config.strategy, "nodes": config.nodes, "groups": config.groups,
-            "batch_size": config.batch_size, "lr": config.lr, "momentum": config.momentum,
-            "optimizer": config.optimizer,
-        }
-        self.study.enqueue_trial(params, skip_if_exists=False)
-        trial = self.study.ask(trial_distributions(self.space))
-        trial.set_user_attr("config", config.to_dict())
-        trial.set_user_attr("probe_key", request.key)
-        trial.set_user_attr("parent", request.parent)
-        return trial
-
-    def _report_curve(self, trial: optuna.trial.Trial, result: ProbeResult) -> bool:
-        """Loss against progress through the probe (Optuna's pruner over probe length); True when
-        pruned. Only a fork or a probe from scratch is compared: they start level."""
-        if result.parent is not None and (self.fork is None or result.parent != self.fork.key):
-            return False
-        length = max(self.budget.probe_max_iterations, 1)
-        pruned, reported = False, set()
-        for k, _, loss in result.curve:
-            step = min(int(PRUNER_STEPS * (k - result.start_iteration) / length), PRUNER_STEPS)
-            if not math.isfinite(loss) or step in reported or step < 0:
-                continue  # Optuna keeps one value per step
-            reported.add(step)
-            trial.report(loss, step)
-            pruned = pruned or trial.should_prune()
-        return pruned
 
     # -- budget -------------------------------------------------------------------------------------
     def best_measured_ttc(self) -> float:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from predictor.trial_space import TRIAL_PARAMS as OPTUNA_PARAMS
+
 
 @pytest.fixture(scope="session")
 def ray_local() -> Iterator[None]:
@@ -24,9 +26,6 @@ def database_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     url = f"sqlite:///{tmp_path / 'ttc.db'}"
     monkeypatch.setenv("TTC_DATABASE_URL", url)
     return url
-
-
-OPTUNA_PARAMS = ("strategy", "nodes", "groups", "batch_size", "lr", "momentum", "optimizer")
 
 
 @pytest.fixture(autouse=True)

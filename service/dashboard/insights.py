@@ -18,13 +18,13 @@ import optuna
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 from optuna.trial import FrozenTrial, TrialState
 
+from predictor.trial_space import TRIAL_PARAMS as PARAMS
 from predictor.types import json_safe
 from service.dashboard import views
 from service.db import Probe, Study
 
 log = logging.getLogger(__name__)
 
-PARAMS = ("strategy", "nodes", "groups", "batch_size", "lr", "momentum", "optimizer")
 LOG_PARAMS = {"lr", "batch_size"}
 MIN_TRIALS = 4  # fewer complete trials than this: importances would only restate the noise
 EVALUATOR = "PED-ANOVA"  # optuna.importance.PedAnovaImportanceEvaluator: needs no scikit-learn
@@ -34,7 +34,8 @@ def _probe_trials(probes: list[Probe]) -> list[FrozenTrial]:
     """ttc's probes as Optuna trials, valued at their predicted TTC (no Optuna study recorded)."""
     distributions = {
         "strategy": CategoricalDistribution(["sync", "async_groups", "daso", "hsgd", "dbs"]),
-        "nodes": IntDistribution(1, 4096), "groups": IntDistribution(1, 65536),
+        "nodes": IntDistribution(1, 4096), "devices_per_node": IntDistribution(1, 4096),
+        "groups": IntDistribution(1, 65536),
         "batch_size": IntDistribution(1, 65536), "lr": FloatDistribution(1e-6, 1000.0, log=True),
         "momentum": FloatDistribution(0.0, 0.999), "optimizer": CategoricalDistribution(["sgd", "lars"]),
     }

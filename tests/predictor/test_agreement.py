@@ -10,10 +10,10 @@ import pytest
 
 from predictor.agreement import PLAN_ATTR, agree
 from predictor.search import ColdStartSearch
+from predictor.trial_space import TRIAL_PARAMS as PARAMS
 from predictor.types import Budget, json_safe
 from tests.predictor.test_search import LONG, SPACE, SyntheticCluster, few_bootstrap_samples  # noqa: F401
 
-PARAMS = ("strategy", "nodes", "groups", "batch_size", "lr", "momentum", "optimizer")
 BUDGETS = {
     "one probe": (Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=1), 0.03),
     "three probes": (Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=3), 0.03),

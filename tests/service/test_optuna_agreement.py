@@ -7,13 +7,13 @@ import optuna
 import pytest
 
 from predictor.agreement import PLAN_ATTR
+from predictor.trial_space import TRIAL_PARAMS as PARAMS
 from predictor.types import json_safe
 from service.db import Database
 from service.orchestration import StudyRunner, load_optuna_study, optuna_storage
 from tests.service.service_helpers import tiny_spec
 from worker.spec import parse_spec
 
-PARAMS = ("strategy", "nodes", "groups", "batch_size", "lr", "momentum", "optimizer")
 SPECS = {
     "tiny": tiny_spec(),
     "two rates, five probes": tiny_spec(max_probes=5),
