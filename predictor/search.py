@@ -9,20 +9,18 @@ A plan is for a run hundreds of probes long, and the study's whole cost is held 
   1. **sweep** — the baseline's recipe (``sync``, μ = 0.9) on *one node* (the fewest the search
      space allows: ``search.nodes``) at the middle learning rate from scratch; the other rates
      only when the job is long enough to pay for them. One node: its ring never crosses the
-     network, so an iteration there costs a fraction of a full-cluster one in cluster-seconds (a
-     twelfth on the long scenarios' clusters), and the sweep only needs a stable recipe. The
-     sweep stays on the node, where the recipe's rate is judged at the batch the plan's
-     candidates run. A job whose probes cost more than tuning may spend of the TTC a probe
-     measured or a confident prediction shows is *not worth tuning* (``worth_tuning`` False).
+     network, and the recipe's rate is judged at the batch the plan's candidates run. A job whose
+     probes cost more than tuning may spend of the TTC a probe measured or a confident prediction
+     shows is *not worth tuning* (``worth_tuning`` False).
   2. **warm-up** — the best sweep probe's recipe on *one device* from scratch, its length doubling,
      until its curve is in its slow regime (predictor.regime) and long enough to fit; its end is
-     the fork point and its curve the reference (predictor.reference_curve). Within WARMUP_SHARE
-     of the study's budget. One device: a transient is moved by updates, and one device's update
-     never communicates and occupies a sixteenth of a 4 × 4 cluster, so the warm-up costs a
-     fraction of the same iterations on a node. The first forks, what every plan is measured
-     against: the baseline proper (``sync`` on all devices at the warm-up's rate), the recipe on
-     its own node and the warm-up continued on its device, and the recipe's first asynchronous
-     step (g = 2, predictor.async_step). An allocation no probe has
+     the fork point and its curve the reference (predictor.reference_curve). One device: a
+     transient is moved by updates, and one device's update never communicates and occupies the
+     least of the cluster. Where one device stops descending (a doubling ends higher than it
+     began, or diverges: its small batch is unstable at the rate), the recipe on its node warms up
+     instead. The first forks, what every plan is measured against: the baseline proper (``sync``
+     on all devices at the warm-up's rate), the recipe on its node, the warm-up continued, and the
+     recipe's first asynchronous step (g = 2, predictor.async_step). An allocation no probe has
      run is *timed* first (an eighth of a probe): the HE model's speed for a pattern it never
      measured rests on links fitted from others, and a full-cluster probe on a slow network costs
      more than the rest of the study. Its learning is probed (the timing fork continued) only if
@@ -48,7 +46,7 @@ slow part (predictor.from_scratch), and says how far its prediction can be trust
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import replace
 
 import optuna
@@ -355,50 +353,64 @@ class ColdStartSearch:
         return conservative(prediction) if prediction else math.inf
 
     def _warm_up(self, sweep: ProbeResult) -> Iterator[list[ProbeRequest]]:
-        """Stage 2: the warm-up's config (the sweep's best recipe on one device) from scratch, as
-        long as the ``sweep`` probe, then continued, doubling, until its curve has settled into its
-        slow regime (steady, and its extrapolation held still as its evidence doubled) and is long
-        enough to fit. Until it settles nothing can size the overhead budget (a transient's
-        extrapolation is optimistic many-fold), so only the hard caps and WARMUP_MAX_DOUBLINGS
-        bound it: a job whose warm-up reaches the target was too short to tune, at the cost of
-        about one run of its baseline."""
-        assert self.warmup_config is not None
-        length = self.budget.probe_max_iterations
-        key = self.warmup_config.key()
-        if not self.lineages.chain_of(None, key):
-            first = self._request(self.warmup_config, sweep.iterations, None)
-            self._unsettled.add(first.key)  # nothing is settled yet: only the hard caps bound it
-            yield [first]
-            if self._short_job():
-                return
-        for _ in range(WARMUP_MAX_DOUBLINGS):
-            if not self.lineages.chain_of(None, key):  # the budget cut its first probe
-                return
-            view = merge(self.lineages.chain_of(None, key))
-            if view.reached_iteration is not None or view.diverged or view.error:
-                return
-            settled = read_view_regime(view).regime is Regime.STEADY and (
-                self._drift(view) <= MAX_DRIFT)
-            if settled and view.end_iteration >= WARMUP_MIN_PROBES * length:
-                break
-            segment = self._continue(self.lineages.tip(None, key), view.end_iteration)
-            cost = self._probe_cost(segment) + self._cost_of(r for r in self.probes if r.config.key() == key)
-            if settled and cost > WARMUP_SHARE * self.allowed_cost():
-                break
-            if not settled:
-                self._unsettled.add(segment.key)
-            yield [segment]
-            if self._short_job():
-                return
-        view = merge(self.lineages.chain_of(None, key))
-        if view.reached_iteration is not None or view.diverged or len(self.probes) >= self.budget.max_probes:
+        """Stage 2 (module docstring). Until the curve settles nothing can size the overhead budget
+        (a transient's extrapolation is optimistic many-fold), so only the hard caps and
+        WARMUP_MAX_DOUBLINGS bound it: a job whose warm-up reaches the target was too short to tune."""
+        assert self.warmup_config is not None and self.recipe is not None
+        one_device = self.warmup_config != self.recipe
+        descended = yield from self._lineage_warm_up(self.warmup_config, sweep, must_descend=one_device)
+        if not descended and not self._done:
+            self.warmup_config = self.recipe
+            yield from self._lineage_warm_up(self.recipe, sweep, must_descend=False)
+        chain = self.lineages.chain_of(None, self.warmup_config.key())
+        if self._done or not chain or len(self.probes) >= self.budget.max_probes:  # a short job: no fork
+            return
+        view, last = merge(chain), chain[-1]
+        if view.reached_iteration is not None or view.diverged:
             return
         reference = ReferenceCurve.fit(view.curve, self.target)
         if reference is None:
             return
-        last = self.lineages.tip(None, key)
         self.fork = ForkPoint(reference, last.end_iteration, last.end_seconds, last.probe_key)
         self._refit()
+
+    def _lineage_warm_up(self, config: Config, sweep: ProbeResult,
+                         must_descend: bool) -> Generator[list[ProbeRequest], None, bool]:
+        """``config``'s lineage from scratch (the sweep's own probe, when it is the sweep's config),
+        continued, doubling, until it settles, reaches the target or the budget ends. False when it
+        ``must_descend`` and stopped: a doubling that ended higher than it began, or diverged."""
+        length = self.budget.probe_max_iterations
+        key = config.key()
+        if not self.lineages.chain_of(None, key):
+            first = self._request(config, sweep.iterations, None)
+            self._unsettled.add(first.key)  # nothing is settled yet: only the hard caps bound it
+            yield [first]
+            if self._short_job():
+                return True
+        for doubling in range(WARMUP_MAX_DOUBLINGS + 1):
+            chain = self.lineages.chain_of(None, key)
+            if not chain:  # the budget cut its first probe
+                return True
+            view = merge(chain)
+            rose = len(chain) > 1 and chain[-1].final_loss > chain[-2].final_loss
+            if must_descend and (view.diverged or rose):
+                return False
+            if view.reached_iteration is not None or view.diverged or view.error or (
+                    doubling == WARMUP_MAX_DOUBLINGS):
+                return True
+            settled = read_view_regime(view).regime is Regime.STEADY and self._drift(view) <= MAX_DRIFT
+            if settled and view.end_iteration >= WARMUP_MIN_PROBES * length:
+                return True
+            segment = self._continue(chain[-1], view.end_iteration)
+            cost = self._probe_cost(segment) + self._cost_of(r for r in self.probes if r.config.key() == key)
+            if settled and cost > WARMUP_SHARE * self.allowed_cost():
+                return True
+            if not settled:
+                self._unsettled.add(segment.key)
+            yield [segment]
+            if self._short_job():
+                return True
+        return True
 
     def _fork_stages(self) -> Iterator[list[ProbeRequest]]:
         """Stage 3 (module docstring): candidates forked from the warm-up, each worth its probe."""

@@ -288,3 +288,29 @@ def test_the_warm_up_runs_the_sweeps_recipe_on_one_device_and_asynchrony_on_whol
     assert chain[0].parent is None and chain[-1].probe_key == fork.key
     asynchronous = [r.config for r in search.probes if r.config.groups > 1]
     assert asynchronous and all(c.devices_per_node == SPACE.devices_per_node for c in asynchronous)
+
+
+class UnstableOnOneDevice(SyntheticCluster):
+    """One device's continuations end far above where they began: its small batch is unstable."""
+
+    def run(self, request: ProbeRequest, target: float) -> ProbeResult:
+        result = super().run(request, target)
+        if request.config.devices_per_node == 1 and request.parent is not None:
+            result.curve = [(k, t, 3 * loss) for k, t, loss in result.curve]
+        return result
+
+
+def test_a_one_device_warm_up_that_stops_descending_hands_over_to_the_recipe_on_its_node() -> None:
+    search, cluster = ColdStartSearch(SPACE, LONG, 0.03), UnstableOnOneDevice()
+    while requests := search.ask():
+        for request in requests:
+            search.tell(cluster.run(request, 0.03))
+    recipe, fork = search.recipe, search.fork
+    assert recipe is not None and fork is not None
+    one_device = [r for r in search.probes if r.config == recipe.replace(devices_per_node=1)
+                  and r.start_iteration < fork.iteration]
+    assert len(one_device) == 2, "from scratch, then one doubling that ended higher than it began"
+    assert search.warmup_config == recipe
+    assert fork.key == search.lineages.chain_of(None, recipe.key())[-1].probe_key
+    plan = search.plan("s")
+    assert plan.warmup is None or plan.warmup.config == recipe
