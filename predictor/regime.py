@@ -32,6 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from predictor.lineages import merge
+from predictor.se_model import Z80, noise_floor
 from predictor.types import ProbeResult
 
 STEADY_RATIO = 2.0 ** -1.5  # the drop ratio per doubling of a power law with p = 1.5
@@ -125,3 +127,14 @@ def read_view_regime(view: ProbeResult) -> RegimeReading:
     """``read_regime`` on a probe's (or a merged lineage's) curve."""
     return read_regime(np.array([p[0] for p in view.curve], dtype=float),
                        np.array([p[2] for p in view.curve], dtype=float))
+
+
+def went_backwards(chain: list[ProbeResult]) -> bool:
+    """A lineage's last segment ended above where it began by more than the lineage's level noise
+    before it can explain (80%, two readings): a doubling that lost ground, not one that read high
+    by chance. The noise is read before the segment, whose own climb would pass for noise."""
+    if len(chain) < 2:
+        return False
+    curve = merge(chain[:-1]).curve
+    noise = noise_floor(np.array([p[0] for p in curve], dtype=float), np.array([p[2] for p in curve]))
+    return chain[-1].final_loss - chain[-2].final_loss > Z80 * math.sqrt(2) * noise

@@ -61,7 +61,7 @@ from predictor.noise_scale import total_momentum
 from predictor.plan_choice import best, planned
 from predictor.ranking import ranking
 from predictor.reference_curve import ReferenceCurve, drift
-from predictor.regime import Regime, read_view_regime
+from predictor.regime import Regime, read_view_regime, went_backwards
 from predictor.run_length import with_run_length
 from predictor.trial_space import PRUNER_STEPS, record_trial, report_curve
 from predictor.ttc_model import ForkPoint, TtcModel, conservative, recipe
@@ -378,7 +378,7 @@ class ColdStartSearch:
                          must_descend: bool) -> Generator[list[ProbeRequest], None, bool]:
         """``config``'s lineage from scratch (the sweep's own probe, when it is the sweep's config),
         continued, doubling, until it settles, reaches the target or the budget ends. False when it
-        ``must_descend`` and stopped: a doubling that ended higher than it began, or diverged."""
+        ``must_descend`` and stopped: a doubling that lost ground beyond its noise, or diverged."""
         length = self.budget.probe_max_iterations
         key = config.key()
         if not self.lineages.chain_of(None, key):
@@ -392,8 +392,7 @@ class ColdStartSearch:
             if not chain:  # the budget cut its first probe
                 return True
             view = merge(chain)
-            rose = len(chain) > 1 and chain[-1].final_loss > chain[-2].final_loss
-            if must_descend and (view.diverged or rose):
+            if must_descend and (view.diverged or went_backwards(chain)):
                 return False
             if view.reached_iteration is not None or view.diverged or view.error or (
                     doubling == WARMUP_MAX_DOUBLINGS):
