@@ -123,10 +123,13 @@ def _read_end(k: np.ndarray, losses: np.ndarray) -> RegimeReading:
     return RegimeReading(regime, early, late, late_error)
 
 
+def _iterations_and_losses(curve: list[tuple[int, float, float]]) -> tuple[np.ndarray, np.ndarray]:
+    return np.array([p[0] for p in curve], dtype=float), np.array([p[2] for p in curve], dtype=float)
+
+
 def read_view_regime(view: ProbeResult) -> RegimeReading:
     """``read_regime`` on a probe's (or a merged lineage's) curve."""
-    return read_regime(np.array([p[0] for p in view.curve], dtype=float),
-                       np.array([p[2] for p in view.curve], dtype=float))
+    return read_regime(*_iterations_and_losses(view.curve))
 
 
 def went_backwards(chain: list[ProbeResult]) -> bool:
@@ -135,6 +138,5 @@ def went_backwards(chain: list[ProbeResult]) -> bool:
     by chance. The noise is read before the segment, whose own climb would pass for noise."""
     if len(chain) < 2:
         return False
-    curve = merge(chain[:-1]).curve
-    noise = noise_floor(np.array([p[0] for p in curve], dtype=float), np.array([p[2] for p in curve]))
+    noise = noise_floor(*_iterations_and_losses(merge(chain[:-1]).curve))
     return chain[-1].final_loss - chain[-2].final_loss > Z80 * math.sqrt(2) * noise
