@@ -5,10 +5,9 @@ baseline by CHANGE_MARGIN on its point and on its score. When no prediction is b
 points are all there is, and a fork's point can be the noise speaking: on ``regression`` a
 50-iteration g = 2 fork that ended within the loss's noise of the warm-up's continuation got a
 point (its interval open above), became the plan, and ran 2.3–2.9× slower than the recipe. So
-with nothing bounded, only the configs every plan is measured against compete: the baseline,
-the warm-up's recipe on its node (staying on the recipe alone left the throttled scenario on one
-of its four nodes) and the warm-up itself continued, the longest-measured curve of the study.
-The budget may still be sized by any point (``best``), which errs small.
+with nothing bounded, only the two configs every plan is measured against compete: the baseline
+and the warm-up's recipe (staying on the recipe alone left the throttled scenario on one of its
+four nodes). The budget may still be sized by any point (``best``), which errs small.
 """
 
 from __future__ import annotations
@@ -45,12 +44,11 @@ def bounded(predictions: dict[str, Prediction]) -> bool:
     return any(math.isfinite(conservative(p)) for p in predictions.values())
 
 
-def planned(predictions: dict[str, Prediction], baseline: str | None, recipe: str | None,
-            warmup: str | None = None) -> str | None:
-    """``best``; with no prediction bounded above, ``best`` among the baseline, the warm-up's
-    ``recipe`` and the ``warmup`` continued alone (those measured)."""
+def planned(predictions: dict[str, Prediction], baseline: str | None, recipe: str | None) -> str | None:
+    """``best``; with no prediction bounded above, ``best`` between the baseline and the warm-up's
+    ``recipe`` alone (when either was measured)."""
     if not bounded(predictions):
-        incumbents = {key: predictions[key] for key in (baseline, recipe, warmup) if key in predictions}
+        incumbents = {key: predictions[key] for key in (baseline, recipe) if key in predictions}
         if incumbents:
             return best(incumbents, baseline)
     return best(predictions, baseline)

@@ -91,8 +91,8 @@ def ranking(search: RankedStudy, plan_key: str | None) -> list[RankedConfig]:
         elif key == plan_key:
             status, reason = "plan", ("kept: no challenger beat it by the 5% margin" if kept
                                       else "the lowest risk-aware score" if any_bounded
-                                      else "no prediction is bounded above: the best point of the "
-                                           "baseline, the warm-up's recipe and the warm-up continued")
+                                      else "no prediction is bounded above: the better point of the "
+                                           "baseline and the warm-up's recipe")
         elif prediction is None or not math.isfinite(prediction.ttc_seconds):
             status, reason = "lost", "its curve supports no prediction of reaching the target"
         elif not any_bounded and not kept:

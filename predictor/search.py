@@ -12,8 +12,7 @@ A plan is for a run hundreds of probes long, and the study's whole cost is held 
      network, and the recipe's rate is judged at the batch the plan's candidates run. A job whose
      probes cost more than tuning may spend of the TTC a probe measured or a confident prediction
      shows is *not worth tuning* (``worth_tuning`` False).
-  2. **warm-up** — the best sweep probe's recipe on *one device* from scratch (at the largest
-     batch when its step is about as fast: predictor.warmup_batch), its length doubling,
+  2. **warm-up** — the best sweep probe's recipe on *one device* from scratch, its length doubling,
      until its curve is in its slow regime (predictor.regime) and long enough to fit; its end is
      the fork point and its curve the reference (predictor.reference_curve). One device: a
      transient is moved by updates, and one device's update never communicates and occupies the
@@ -47,13 +46,13 @@ slow part (predictor.from_scratch), and says how far its prediction can be trust
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import replace
 
 import optuna
 
-from predictor.async_step import first_async_steps
-from predictor.confidence import assess
+from predictor.async_step import first_async_steps, group_ladder
+from predictor.confidence import MAX_DRIFT, assess
 from predictor.from_scratch import FROM_SCRATCH, from_scratch
 from predictor.he_model import allocation
 from predictor.lineages import Lineages, merge
@@ -61,8 +60,8 @@ from predictor.no_number import plan_without_prediction
 from predictor.noise_scale import total_momentum
 from predictor.plan_choice import best, planned
 from predictor.ranking import ranking
-from predictor.reference_curve import drift
-from predictor.regime import read_view_regime
+from predictor.reference_curve import ReferenceCurve, drift
+from predictor.regime import Regime, read_view_regime, went_backwards
 from predictor.run_length import with_run_length
 from predictor.trial_space import PRUNER_STEPS, record_trial, report_curve
 from predictor.ttc_model import ForkPoint, TtcModel, conservative, recipe
@@ -79,13 +78,15 @@ from predictor.types import (
     json_safe,
 )
 from predictor.value import expected_improvement
-from predictor.warm_up import WarmUpStage
 
 ASYNC_MUST_PAY = 0.10
 BASELINE_MOMENTUM = 0.9
 MOMENTUM_SLACK = 0.1  # total momentum allowed above the baseline's before a μ is skipped
 SWEEP_ROUNDS = 2
 SWEEP_WIDTH = 3  # configurations confirmed per sweep round
+WARMUP_SHARE = 0.4  # of the study's allowed cost, at most this much goes to the warm-up
+WARMUP_MIN_PROBES = 4  # the warm-up is at least this many probe lengths (a curve to fit)
+WARMUP_MAX_DOUBLINGS = 6
 HALVING_WIDTH = 2  # lineages continued per rung of successive halving
 HALVING_RUNGS = 4
 TIMING_SHARE = 8  # an unmeasured allocation is first timed for this share of a probe...
@@ -93,7 +94,7 @@ TIMING_MIN_ITERATIONS = 4  # ...and at least this many iterations (its steady ha
 LARS_LR_FACTOR = 10.0  # LARS's global rate is on another scale (You et al. 2017): η*·10 is probed too
 
 
-class ColdStartSearch(WarmUpStage):
+class ColdStartSearch:
     def __init__(
         self, space: SearchSpace, budget: Budget, target: float, study: optuna.Study | None = None,
     ) -> None:
@@ -351,6 +352,65 @@ class ColdStartSearch(WarmUpStage):
         prediction = self.predictions.get(config.key())
         return conservative(prediction) if prediction else math.inf
 
+    def _warm_up(self, sweep: ProbeResult) -> Iterator[list[ProbeRequest]]:
+        """Stage 2 (module docstring). Until the curve settles nothing can size the overhead budget
+        (a transient's extrapolation is optimistic many-fold), so only the hard caps and
+        WARMUP_MAX_DOUBLINGS bound it: a job whose warm-up reaches the target was too short to tune."""
+        assert self.warmup_config is not None and self.recipe is not None
+        one_device = self.warmup_config != self.recipe
+        descended = yield from self._lineage_warm_up(self.warmup_config, sweep, must_descend=one_device)
+        if not descended and not self._done:
+            self.warmup_config = self.recipe
+            yield from self._lineage_warm_up(self.recipe, sweep, must_descend=False)
+        chain = self.lineages.chain_of(None, self.warmup_config.key())
+        if self._done or not chain or len(self.probes) >= self.budget.max_probes:  # a short job: no fork
+            return
+        view, last = merge(chain), chain[-1]
+        if view.reached_iteration is not None or view.diverged:
+            return
+        reference = ReferenceCurve.fit(view.curve, self.target)
+        if reference is None:
+            return
+        self.fork = ForkPoint(reference, last.end_iteration, last.end_seconds, last.probe_key)
+        self._refit()
+
+    def _lineage_warm_up(self, config: Config, sweep: ProbeResult,
+                         must_descend: bool) -> Generator[list[ProbeRequest], None, bool]:
+        """``config``'s lineage from scratch (the sweep's own probe, when it is the sweep's config),
+        continued, doubling, until it settles, reaches the target or the budget ends. False when it
+        ``must_descend`` and stopped: a doubling that lost ground beyond its noise, or diverged."""
+        length = self.budget.probe_max_iterations
+        key = config.key()
+        if not self.lineages.chain_of(None, key):
+            first = self._request(config, sweep.iterations, None)
+            self._unsettled.add(first.key)  # nothing is settled yet: only the hard caps bound it
+            yield [first]
+            if self._short_job():
+                return True
+        for doubling in range(WARMUP_MAX_DOUBLINGS + 1):
+            chain = self.lineages.chain_of(None, key)
+            if not chain:  # the budget cut its first probe
+                return True
+            view = merge(chain)
+            if must_descend and (view.diverged or went_backwards(chain)):
+                return False
+            if view.reached_iteration is not None or view.diverged or view.error or (
+                    doubling == WARMUP_MAX_DOUBLINGS):
+                return True
+            settled = read_view_regime(view).regime is Regime.STEADY and self._drift(view) <= MAX_DRIFT
+            if settled and view.end_iteration >= WARMUP_MIN_PROBES * length:
+                return True
+            segment = self._continue(chain[-1], view.end_iteration)
+            cost = self._probe_cost(segment) + self._cost_of(r for r in self.probes if r.config.key() == key)
+            if settled and cost > WARMUP_SHARE * self.allowed_cost():
+                return True
+            if not settled:
+                self._unsettled.add(segment.key)
+            yield [segment]
+            if self._short_job():
+                return True
+        return True
+
     def _fork_stages(self) -> Iterator[list[ProbeRequest]]:
         """Stage 3 (module docstring): candidates forked from the warm-up, each worth its probe."""
         assert self.baseline is not None and self.fork is not None
@@ -409,9 +469,7 @@ class ColdStartSearch(WarmUpStage):
     def _async_ladder(self, incumbent: Config, length: int) -> Iterator[list[ProbeRequest]]:
         """Omnivore's g ladder at the fork point: μ per g, climbing while more asynchrony pays."""
         best_ttc = self._score(incumbent)
-        for g in self.space.group_counts():
-            if g == 1 or incumbent.devices % g:  # the ladder climbs within the incumbent's devices
-                continue
+        for g in group_ladder(incumbent, self.space):
             ceiling = incumbent.momentum + MOMENTUM_SLACK
             momenta = [mu for mu in self.space.momenta if total_momentum(mu, g) <= ceiling]
             momenta = momenta or [min(self.space.momenta)]
@@ -476,8 +534,7 @@ class ColdStartSearch(WarmUpStage):
             self.fork = None
             self._refit()
         views = self.views()
-        key = planned(self.predictions, self._baseline_key(), self.recipe.key() if self.recipe else None,
-                      self.warmup_config.key() if self.warmup_config else None)
+        key = planned(self.predictions, self._baseline_key(), self.recipe.key() if self.recipe else None)
         if key is None:
             return plan_without_prediction(self, study_id, views)
         view, prediction = views[key], self.predictions[key]

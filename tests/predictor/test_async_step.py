@@ -3,7 +3,7 @@ momentum and at the momentum that keeps μ + 1 − 1/g where it was."""
 
 from __future__ import annotations
 
-from predictor.async_step import first_async_steps
+from predictor.async_step import first_async_steps, group_ladder
 from predictor.types import Config, SearchSpace
 
 SPACE = SearchSpace(nodes=2, devices_per_node=2, strategies=("sync", "async_groups"),
@@ -29,3 +29,13 @@ def test_no_step_from_an_asynchronous_config_an_odd_device_count_or_a_space_with
     sync_only = SearchSpace(nodes=2, devices_per_node=2, strategies=("sync",), batch_sizes=(32,),
                             learning_rates=(0.01,), momenta=(0.9,))
     assert first_async_steps(Config("sync", 1, 2, batch_size=32, lr=0.01), sync_only) == []
+
+
+def test_the_group_ladder_stays_within_the_incumbents_devices() -> None:
+    """On a 4 × 4 cluster the space's g reach 16; a ladder from one 4-device node climbs 2 and 4."""
+    space = SearchSpace(nodes=4, devices_per_node=4, strategies=("sync", "async_groups"),
+                        batch_sizes=(32,), learning_rates=(0.01,), momenta=(0.9,))
+    on_a_node = Config("sync", 1, 4, batch_size=32, lr=0.01, momentum=0.9)
+    assert space.group_counts() == (1, 2, 4, 8, 16)
+    assert group_ladder(on_a_node, space) == [2, 4]
+    assert group_ladder(on_a_node.replace(nodes=4), space) == [2, 4, 8, 16]

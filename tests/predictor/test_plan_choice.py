@@ -29,15 +29,6 @@ def test_a_point_read_from_the_noise_does_not_move_the_plan_off_the_incumbents()
     assert planned(predictions, "baseline", "recipe") == "baseline"
 
 
-def test_the_warm_up_continued_competes_with_the_incumbents() -> None:
-    """Nothing is bounded above: the warm-up's own lineage, the study's longest-measured curve,
-    competes with the baseline and the recipe on its point; a fork read from the noise still does not."""
-    predictions = {"recipe": _prediction(0.1, INF), "warmup": _prediction(0.09, INF),
-                   "fork": _prediction(0.05, INF), "baseline": _prediction(0.12, INF)}
-    assert planned(predictions, "baseline", "recipe", "warmup") == "warmup"
-    assert planned(predictions, "baseline", "recipe") == "recipe"
-
-
 def test_a_bounded_challenger_still_wins() -> None:
     predictions = {"recipe": _prediction(0.12, 0.15), "fork": _prediction(0.09, 0.11),
                    "baseline": _prediction(0.4, 0.7)}
@@ -78,5 +69,5 @@ def test_the_ranking_says_why_an_unbounded_point_lost_to_an_incumbent() -> None:
     plan_key = planned(study.predictions, None, recipe.key())
     rows = {row.config.key(): row for row in ranking(study, plan_key)}
     assert rows[recipe.key()].status == "plan" and "no prediction is bounded" in rows[recipe.key()].reason
-    assert rows[recipe.key()].reason.endswith("the warm-up continued")
+    assert rows[recipe.key()].reason.endswith("the warm-up's recipe")
     assert rows[fork.key()].status == "lost" and "no upper end" in rows[fork.key()].reason

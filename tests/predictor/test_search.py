@@ -10,7 +10,7 @@ simulated cluster: the search sees only curves and timings.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -288,24 +288,6 @@ def test_the_warm_up_runs_the_sweeps_recipe_on_one_device_and_asynchrony_on_whol
     assert chain[0].parent is None and chain[-1].probe_key == fork.key
     asynchronous = [r.config for r in search.probes if r.config.groups > 1]
     assert asynchronous and all(c.devices_per_node == SPACE.devices_per_node for c in asynchronous)
-
-
-@pytest.mark.parametrize(("beta_c", "larger"), [(1e-8, True), (HARDWARE.beta_c, False)])
-def test_the_one_device_warm_up_takes_the_largest_batch_only_where_its_step_costs_about_the_same(
-        beta_c: float, larger: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A latency-bound step (compute per sample ~0) pays nothing for a larger batch, which needs no
-    more updates; a compute-bound one keeps the recipe's batch. Both are probed from scratch."""
-    monkeypatch.setitem(globals(), "HARDWARE", HARDWARE._replace(beta_c=beta_c))
-    space = replace(SPACE, batch_sizes=(16, 32, 64))
-    search, cluster = ColdStartSearch(space, LONG, 0.03), SyntheticCluster()
-    while requests := search.ask():
-        for request in requests:
-            search.tell(cluster.run(request, 0.03))
-    recipe, warm_up = search.recipe, search.warmup_config
-    assert recipe is not None and warm_up is not None and recipe.batch_size == 32
-    assert warm_up == recipe.replace(devices_per_node=1, batch_size=64 if larger else 32)
-    heads = {r.config.batch_size for r in search.probes if r.parent is None and r.config.devices_per_node == 1}
-    assert heads == {32, 64}
 
 
 class UnstableOnOneDevice(SyntheticCluster):
