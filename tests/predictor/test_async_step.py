@@ -1,5 +1,5 @@
-"""Omnivore's first asynchronous step (predictor.async_step): g = 2 of a synchronous config at its
-momentum and at the momentum that keeps μ + 1 − 1/g where it was."""
+"""Omnivore's asynchronous steps (predictor.async_step): g = 2 of a synchronous config at its
+momentum and at the momentum that keeps μ + 1 − 1/g where it was, and the g ladder."""
 
 from __future__ import annotations
 
