@@ -7,12 +7,17 @@ points are all there is, and a fork's point can be the noise speaking: on ``regr
 point (its interval open above), became the plan, and ran 2.3–2.9× slower than the recipe. So
 with nothing bounded, only the two configs every plan is measured against compete: the baseline
 and the warm-up's recipe (staying on the recipe alone left the throttled scenario on one of its
-four nodes). The budget may still be sized by any point (``best``), which errs small.
+four nodes), and, once candidates fork from the warm-up, every fork of the warm-up's own recipe
+on another allocation or batch. Where its progress is within the noise, such a fork is read as
+the warm-up continued, carried to its global batch by the noise scale, at its measured speed
+(predictor.ttc_model): the reference's uncertainty is common to all of them and cancels in their
+comparison. The budget may still be sized by any point (``best``), which errs small.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 
 from predictor.ttc_model import conservative
 from predictor.types import Prediction
@@ -44,11 +49,12 @@ def bounded(predictions: dict[str, Prediction]) -> bool:
     return any(math.isfinite(conservative(p)) for p in predictions.values())
 
 
-def planned(predictions: dict[str, Prediction], baseline: str | None, recipe: str | None) -> str | None:
-    """``best``; with no prediction bounded above, ``best`` between the baseline and the warm-up's
-    ``recipe`` alone (when either was measured)."""
+def planned(predictions: dict[str, Prediction], baseline: str | None,
+            incumbents: Collection[str]) -> str | None:
+    """``best``; with no prediction bounded above, ``best`` among the baseline and the
+    ``incumbents`` alone (when any was measured)."""
     if not bounded(predictions):
-        incumbents = {key: predictions[key] for key in (baseline, recipe) if key in predictions}
-        if incumbents:
-            return best(incumbents, baseline)
+        kept = {key: predictions[key] for key in (baseline, *incumbents) if key in predictions}
+        if kept:
+            return best(kept, baseline)
     return best(predictions, baseline)

@@ -91,11 +91,12 @@ def ranking(search: RankedStudy, plan_key: str | None) -> list[RankedConfig]:
         elif key == plan_key:
             status, reason = "plan", ("kept: no challenger beat it by the 5% margin" if kept
                                       else "the lowest risk-aware score" if any_bounded
-                                      else "no prediction is bounded above: the better point of the "
-                                           "baseline and the warm-up's recipe")
+                                      else "no prediction is bounded above: the best point of the "
+                                           "baseline and the warm-up's recipe on any allocation and batch")
         elif prediction is None or not math.isfinite(prediction.ttc_seconds):
             status, reason = "lost", "its curve supports no prediction of reaching the target"
-        elif not any_bounded and not kept:
+        elif not any_bounded and not kept and (
+                plan_prediction is None or prediction.ttc_seconds < plan_prediction.ttc_seconds):
             status, reason = "lost", ("its 80% interval has no upper end: a point read from the noise "
                                       "does not move the plan")
         elif plan_prediction is None:

@@ -19,8 +19,8 @@ A plan is for a run hundreds of probes long, and the study's whole cost is held 
      least of the cluster. Where one device stops descending (a doubling loses ground beyond
      its noise, or diverges: its small batch is unstable at the rate), the recipe on its node warms
      up instead. The first forks, what every plan is measured against: the baseline proper (``sync``
-     on all devices at the warm-up's rate), the recipe on its node, the warm-up continued, and the
-     recipe's first asynchronous step (g = 2, predictor.async_step). An allocation no probe has
+     on all devices at the warm-up's rate), the recipe on its node, the warm-up continued (and at
+     the largest batch), and the recipe's first asynchronous step (g = 2, predictor.async_step). An allocation no probe has
      run is *timed* first (an eighth of a probe): the HE model's speed for a pattern it never
      measured rests on links fitted from others, and a full-cluster probe on a slow network costs
      more than the rest of the study. Its learning is probed (the timing fork continued) only if
@@ -371,7 +371,7 @@ class ColdStartSearch:
         reference = ReferenceCurve.fit(view.curve, self.target)
         if reference is None:
             return
-        self.fork = ForkPoint(reference, last.end_iteration, last.end_seconds, last.probe_key)
+        self.fork = ForkPoint(reference, last.end_iteration, last.end_seconds, last.probe_key, last.config)
         self._refit()
 
     def _lineage_warm_up(self, config: Config, sweep: ProbeResult,
@@ -424,6 +424,12 @@ class ColdStartSearch:
         first = [self._request(base, timing_length(self.budget) if timed else length, self.fork.key,
                                self.fork.iteration)]
         own = {c.key(): c for c in (self.recipe, self.warmup_config) if c is not None}
+        # and the warm-up's device at the space's largest batch: the gradient's noise grows as the
+        # loss falls (McCandlish et al. 2018), so a batch that gained nothing early may late, and
+        # on one device a larger batch costs little more per step
+        if self.warmup_config is not None:
+            largest = self.warmup_config.replace(batch_size=max(space.batch_sizes))
+            own.setdefault(largest.key(), largest)
         first += [self._fork(c) for key, c in own.items() if key != base.key()]
         # and Omnivore's first asynchronous step of the cheaper of them (g is the knob Omnivore
         # tunes first): where the warm-up used the budget, this batch is the study's last
@@ -509,8 +515,10 @@ class ColdStartSearch:
         prediction still depends on it."""
         for _ in range(HALVING_RUNGS):
             views = self.views()
+            # a timing fork's learning is probed only where stage 3 found it worth its probe
             ranked = sorted((self._score(v.config), k) for k, v in views.items()
-                            if k in self.predictions and k not in self.pruned and v.reached_iteration is None)
+                            if k in self.predictions and k not in self.pruned and v.reached_iteration is None
+                            and v.iterations >= self.budget.probe_max_iterations)
             leaders = [k for score, k in ranked if math.isfinite(score)][:HALVING_WIDTH]
             if not leaders:
                 return
@@ -534,7 +542,7 @@ class ColdStartSearch:
             self.fork = None
             self._refit()
         views = self.views()
-        key = planned(self.predictions, self._baseline_key(), self.recipe.key() if self.recipe else None)
+        key = planned(self.predictions, self._baseline_key(), self._incumbents())
         if key is None:
             return plan_without_prediction(self, study_id, views)
         view, prediction = views[key], self.predictions[key]
@@ -587,6 +595,15 @@ class ColdStartSearch:
         if key not in self._fits:
             self._fits[key] = drift(view.curve, self.target)
         return self._fits[key]
+
+    def _incumbents(self) -> set[str]:
+        """What competes when no prediction is bounded (predictor.plan_choice.planned): the recipe,
+        and every fork of the warm-up's own recipe (read on the warm-up's curve)."""
+        keys = {self.recipe.key()} if self.recipe else set()
+        if self.fork is not None:
+            keys |= {key for key, view in self.views().items()
+                     if view.parent == self.fork.key and recipe(view.config) == recipe(self.fork.config)}
+        return keys
 
     def _baseline_key(self) -> str | None:
         return self.baseline.key() if self.baseline else None

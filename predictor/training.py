@@ -318,14 +318,14 @@ class TrainingPlanner:
         reference = ReferenceCurve.fit(merge(run_before).curve, self.target)
         if reference is None:
             return
-        fork = ForkPoint(reference, tip.end_iteration, tip.end_seconds, tip.probe_key)
+        fork = ForkPoint(reference, tip.end_iteration, tip.end_seconds, tip.probe_key, tip.config)
         views = [r for r in told if not r.diverged and not r.error]
         model = TtcModel(views, self.target, fork=fork, timings=self.search.probes + self.run + self.tuning)
         continued = next((r for r in views if r.config.key() == tip.config.key()), None)
         speed = model.speed(tip.config)
         if continued is None or speed is None:
             return
-        self._within_noise = unresolved(model.predict(tip.config))
+        self._within_noise = tip.config.key() in model.on_reference or unresolved(model.predict(tip.config))
         rest = rest_of_run(model, reference, continued)
         incumbent = finished(continued, speed, rest)
         self._band = (incumbent.ttc_low, incumbent.ttc_high)

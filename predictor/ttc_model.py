@@ -20,7 +20,10 @@ Two epochs. Before a warm-up exists every probe runs from scratch and iterations
 Once candidates fork from the warm-up's checkpoint (``ForkPoint``), a config's iterations count
 from the fork, come from its rate against the warm-up's reference curve
 (predictor.reference_curve), and its TTC is the lineage's: the warm-up's seconds, the fork's
-measured seconds, then the remaining iterations at the fork's steady seconds/iteration.
+measured seconds, then the remaining iterations at the fork's steady seconds/iteration. A fork of
+the warm-up's own recipe (on any allocation and batch) whose rate is within the loss's noise is
+read as the warm-up continued, carried to its global batch by the noise scale: near the floor a
+short fork cannot tell batches apart, but the gradient noise it measures can.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from predictor.he_model import HeModel, seconds_per_iteration
 from predictor.noise_scale import noise_scale, steps_ratio, total_momentum
 from predictor.reference_curve import ReferenceCurve, continued_remaining, fork_rate
 from predictor.se_model import Z80, Estimate, iterations_to_target
-from predictor.types import Config, Prediction, ProbeResult, config_key_of
+from predictor.types import Config, Prediction, ProbeResult
 
 TRANSFER_SIGMA = 0.15  # extra log-uncertainty when iterations are carried to another batch size
 LR_SIGMA = 0.5  # extra log-uncertainty per e-fold of effective learning rate carried over
@@ -87,6 +90,7 @@ class ForkPoint:
     iteration: int
     seconds: float
     key: str  # the warm-up's last probe: the parent of every fork
+    config: Config  # the warm-up's config: the reference's recipe and batch
 
 
 class TtcModel:
@@ -113,11 +117,15 @@ class TtcModel:
         self.b_noise = noise_scale(list(timings if timings is not None else results))
         self.iterations: dict[str, Estimate] = {}  # iterations from the epoch's origin to the target
         self.out_of_reach: dict[str, Estimate] = {}  # probes whose own curve puts the target beyond reach
+        self.on_reference: set[str] = set()  # forks read as the warm-up continued (their own reading: noise)
         for key, r in self.results.items():
             probe = f"{key}#{r.start_iteration}+{r.iterations}@{self.origin_iteration}"
             if probe not in cache:
                 cache[probe] = self._steps_of(r)
             estimate = cache[probe]
+            if (estimate is None or not math.isfinite(estimate.high)) and self._reads_on_reference(r):
+                estimate = self._on_reference(r.config)
+                self.on_reference.add(key)
             if estimate is not None:
                 (self.iterations if math.isfinite(estimate.value) else self.out_of_reach)[key] = estimate
 
@@ -133,15 +141,28 @@ class TtcModel:
         done = result.end_iteration - self.origin_iteration
         momentum = min(float(total_momentum(config.momentum, config.groups)), MAX_TOTAL_MOMENTUM)
         rate = fork_rate(self.fork.reference, result, self.target, momentum)
-        continues = result.parent == self.fork.key and config.key() == config_key_of(self.fork.key)
-        if rate is None and continues and not result.diverged and not result.error:
-            # the reference lineage continued, its progress lost in noise: read on the reference
-            remaining = continued_remaining(self.fork.reference, result.end_iteration, self.target)
-            return Estimate(done + remaining.value, done + remaining.low, done + remaining.high)
         if rate is None:
             return None
         remaining = rate.remaining
         return Estimate(done + remaining.value, done + remaining.low, done + remaining.high)
+
+    def _reads_on_reference(self, result: ProbeResult) -> bool:
+        """A fork of the warm-up's own recipe (its rate, momentum and strategy on any allocation and
+        batch) from the warm-up itself, which neither diverged nor failed."""
+        return (self.fork is not None and result.parent == self.fork.key and not result.diverged
+                and not result.error and result.reached_iteration is None
+                and recipe(result.config) == recipe(self.fork.config)
+                and dynamics_class(result.config) == dynamics_class(self.fork.config))
+
+    def _on_reference(self, config: Config) -> Estimate:
+        """Iterations from the fork of a fork of the warm-up's recipe whose own progress is within
+        the loss's noise: the warm-up continued (rate 1 by construction), carried to the fork's
+        global batch by the noise scale. Near the floor a short fork cannot tell batches apart
+        (on ``regression`` a 50-iteration continuation of the warm-up read 36× its real rate),
+        but the gradient noise it measures can: the same step on a less noisy gradient."""
+        assert self.fork is not None
+        continued = continued_remaining(self.fork.reference, self.fork.iteration, self.target)
+        return self.carry(continued, self.fork.config, config)
 
     def speed(self, config: Config) -> Estimate | None:
         """Measured mean s/it for a probed config (interval from the HE fit), else the HE model."""

@@ -16,7 +16,8 @@ RECIPE = Config("sync", 1, 4, batch_size=32, lr=0.01, momentum=0.9)
 G2 = RECIPE.replace(strategy="async_groups", groups=2)
 WARM_UP = 1000  # iterations of RECIPE at 20 µs before the fork
 CURVE = [(k, k * 20e-6, (1 + k) ** -0.5) for k in range(0, WARM_UP + 1, 10)]
-FORK = ForkPoint(ReferenceCurve.fit(CURVE, samples=2), iteration=WARM_UP, seconds=WARM_UP * 20e-6, key="w")
+FORK = ForkPoint(ReferenceCurve.fit(CURVE, samples=2), iteration=WARM_UP, seconds=WARM_UP * 20e-6, key="w",
+                 config=RECIPE)
 FORKED = Prediction(FORK.seconds + 0.03, FORK.seconds + 0.025, FORK.seconds + 0.04, 11e-6, WARM_UP + 2727.0,
                     evidence_iterations=1050.0)
 

@@ -22,29 +22,38 @@ def test_a_point_read_from_the_noise_does_not_move_the_plan_off_the_incumbents()
     predictions = {"recipe": _prediction(0.099, INF), "fork": _prediction(0.08, INF),
                    "baseline": _prediction(0.1, INF)}
     assert best(predictions, "baseline") == "fork"  # what the budget may still be sized by
-    assert planned(predictions, "baseline", "recipe") == "baseline"
+    assert planned(predictions, "baseline", {"recipe"}) == "baseline"
     predictions["recipe"] = _prediction(0.09, INF)
-    assert planned(predictions, "baseline", "recipe") == "recipe"
+    assert planned(predictions, "baseline", {"recipe"}) == "recipe"
     predictions["recipe"] = _prediction(INF, INF)
-    assert planned(predictions, "baseline", "recipe") == "baseline"
+    assert planned(predictions, "baseline", {"recipe"}) == "baseline"
+
+
+def test_with_nothing_bounded_a_fork_of_the_warm_up_s_recipe_competes_on_its_point() -> None:
+    """The warm-up's recipe on another batch, read on the warm-up's curve carried by the noise
+    scale, shares the reference's uncertainty with the recipe: their points compare."""
+    predictions = {"recipe": _prediction(0.12, INF), "larger batch": _prediction(0.10, INF),
+                   "noise": _prediction(0.05, INF), "baseline": _prediction(0.2, INF)}
+    assert planned(predictions, "baseline", {"recipe", "larger batch"}) == "larger batch"
+    assert planned(predictions, "baseline", {"recipe"}) == "recipe"
 
 
 def test_a_bounded_challenger_still_wins() -> None:
     predictions = {"recipe": _prediction(0.12, 0.15), "fork": _prediction(0.09, 0.11),
                    "baseline": _prediction(0.4, 0.7)}
-    assert planned(predictions, "baseline", "recipe") == "fork"
+    assert planned(predictions, "baseline", {"recipe"}) == "fork"
 
 
 def test_without_a_measured_incumbent_the_best_point_is_kept() -> None:
     predictions = {"fork": _prediction(0.08, INF), "other": _prediction(0.1, INF)}
-    assert planned(predictions, "baseline", "recipe") == "fork"
+    assert planned(predictions, "baseline", {"recipe"}) == "fork"
 
 
 def test_the_baseline_is_kept_unless_beaten_by_the_margin() -> None:
     predictions = {"baseline": _prediction(0.100, 0.12), "fork": _prediction(0.097, 0.116)}
-    assert planned(predictions, "baseline", None) == "baseline"
+    assert planned(predictions, "baseline", set()) == "baseline"
     predictions["fork"] = _prediction(0.090, 0.108)
-    assert planned(predictions, "baseline", None) == "fork"
+    assert planned(predictions, "baseline", set()) == "fork"
 
 
 def test_the_ranking_says_why_an_unbounded_point_lost_to_an_incumbent() -> None:
@@ -66,8 +75,8 @@ def test_the_ranking_says_why_an_unbounded_point_lost_to_an_incumbent() -> None:
             return Confidence("none", "unbounded")
 
     study = Study({recipe.key(): _prediction(0.099, INF), fork.key(): _prediction(0.08, INF)})
-    plan_key = planned(study.predictions, None, recipe.key())
+    plan_key = planned(study.predictions, None, {recipe.key()})
     rows = {row.config.key(): row for row in ranking(study, plan_key)}
     assert rows[recipe.key()].status == "plan" and "no prediction is bounded" in rows[recipe.key()].reason
-    assert rows[recipe.key()].reason.endswith("the warm-up's recipe")
+    assert rows[recipe.key()].reason.endswith("the warm-up's recipe on any allocation and batch")
     assert rows[fork.key()].status == "lost" and "no upper end" in rows[fork.key()].reason

@@ -10,7 +10,7 @@ simulated cluster: the search sees only curves and timings.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
@@ -169,26 +169,33 @@ def test_a_job_the_evidence_shows_short_is_not_worth_tuning_before_any_probe_rea
 def test_value_of_information_stops_probing_when_no_candidate_can_pay() -> None:
     """With a target so near that any probe costs more than it could save, nothing is forked beyond
     what every plan is measured against: the baseline, the recipe on its node, the warm-up continued
-    on its device, and the recipe's first asynchronous step (Omnivore's g = 2)."""
+    on its device (and at the largest batch), and the recipe's first asynchronous step (Omnivore's
+    g = 2)."""
     near = run_search(Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=40, max_overhead=1e-4))
     forks = {r.config.key() for r in near.probes if near.fork and r.parent == near.fork.key}
     assert near.baseline is not None and near.warmup_config is not None and near.recipe is not None
     steps = {c.key() for c in first_async_steps(near.recipe, near.space)}
-    assert steps and forks <= {near.baseline.key(), near.recipe.key(), near.warmup_config.key()} | steps
+    own = {near.baseline.key(), near.recipe.key(), near.warmup_config.key(),
+           near.warmup_config.replace(batch_size=max(SPACE.batch_sizes)).key()}
+    assert steps and forks <= own | steps
 
 
-def test_the_first_forks_carry_the_warm_up_recipes_first_asynchronous_step() -> None:
+def test_the_first_forks_carry_the_recipes_first_asynchronous_step_and_its_largest_batch() -> None:
     """Where the warm-up spends the budget the first fork batch is the study's last, so Omnivore's
-    g = 2 of the recipe is in it, beside the baseline and the recipe itself."""
-    search, cluster, first_batch = ColdStartSearch(SPACE, LONG, 0.03), SyntheticCluster(), None
+    g = 2 of the recipe is in it, beside the baseline and the recipe itself; and so is the warm-up's
+    device at the largest batch (a batch that gained nothing early may near the floor)."""
+    space = replace(SPACE, batch_sizes=(16, 64, 256))
+    search, cluster, first_batch = ColdStartSearch(space, LONG, 0.03), SyntheticCluster(), None
     while requests := search.ask():
         if first_batch is None and search.fork is not None:
             first_batch = {r.config.key() for r in requests if r.parent == search.fork.key}
         for request in requests:
             search.tell(cluster.run(request, 0.03))
     assert first_batch is not None and search.recipe is not None
-    steps = {c.key() for c in first_async_steps(search.recipe, SPACE)}
+    steps = {c.key() for c in first_async_steps(search.recipe, space)}
     assert steps and steps <= first_batch
+    assert search.warmup_config is not None and search.warmup_config.batch_size == 64
+    assert search.warmup_config.replace(batch_size=256).key() in first_batch
 
 
 def test_the_plan_changes_the_baseline_only_for_a_5_percent_win() -> None:

@@ -36,7 +36,7 @@ def moved(result: ProbeResult, speedup: float = 1.0, level: float = 0.0, **chang
 
 
 def model_of(reference: ReferenceCurve, *results: ProbeResult) -> TtcModel:
-    return TtcModel(list(results), TARGET, fork=ForkPoint(reference, WARMUP, 0.4, "warmup"))
+    return TtcModel(list(results), TARGET, fork=ForkPoint(reference, WARMUP, 0.4, "warmup", CONFIG))
 
 
 def test_a_move_of_learning_rate_alone_never_wins_by_speed(
@@ -83,13 +83,13 @@ def test_a_fork_clearly_above_the_run_is_evidence_against_it(reference: Referenc
     assert not level_above(moved(continued, level=0.5 * reference.noise), continued, reference.noise)
 
 
-def test_the_run_s_rest_is_read_on_its_own_curve_when_its_continuation_says_nothing_bounded(
+def test_the_run_s_rest_is_read_on_its_own_curve_when_its_continuation_stalls_within_the_noise(
     reference: ReferenceCurve,
 ) -> None:
     stalled = fork(1.0)
     stalled.curve = [(k, t, stalled.curve[0][2]) for k, t, _ in stalled.curve]
     model = model_of(reference, stalled)
-    assert unresolved(model.predict(CONFIG))
+    assert model.on_reference == {CONFIG.key()}
     rest = rest_of_run(model, reference, stalled)
     goal = float(reference.iteration_at(TARGET)[0])
     assert rest.value == pytest.approx(goal - stalled.end_iteration)

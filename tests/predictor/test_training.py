@@ -289,6 +289,7 @@ def test_after_a_switch_the_run_answers_to_the_challenger_s_interval(
 
     class Model:
         origin_iteration = tip.end_iteration
+        on_reference: set[str] = set()
 
         def __init__(self, *args: object, **kwargs: object) -> None: ...
 

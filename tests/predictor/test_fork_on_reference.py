@@ -1,0 +1,64 @@
+"""Forks of the warm-up's own recipe whose progress is within the noise: read on the warm-up's
+curve, carried to their global batch by the gradient noise scale (predictor.ttc_model)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from predictor.reference_curve import ReferenceCurve, continued_remaining
+from predictor.ttc_model import ForkPoint, TtcModel
+from predictor.types import ProbeResult
+from tests.predictor.test_reference_curve import CONFIG, WARMUP, fork, warmup_curve
+
+TARGET = 0.12
+
+
+@pytest.fixture
+def reference() -> ReferenceCurve:
+    fitted = ReferenceCurve.fit(warmup_curve(noise=0.01))
+    assert fitted is not None
+    return fitted
+
+
+def stalled(**change: object) -> ProbeResult:
+    """A fork whose loss does not move in its 50 iterations: its own reading is noise. Its gradient
+    norms put the noise scale at 64 (|G|² = 1, tr Σ = 64 from batches 16 and 32)."""
+    result = copy.copy(fork(1.0))
+    result.config = CONFIG.replace(**change)
+    result.curve = [(k, t, result.curve[0][2]) for k, t, _ in result.curve]
+    result.grad_sq_small, result.grad_sq_big, result.batch_small, result.batch_big = 5.0, 3.0, 16, 32
+    return result
+
+
+def model_of(reference: ReferenceCurve, *results: ProbeResult) -> TtcModel:
+    return TtcModel(list(results), TARGET, fork=ForkPoint(reference, WARMUP, 0.4, "warmup", CONFIG))
+
+
+def test_a_larger_batch_of_the_recipe_is_read_on_the_reference_carried_by_the_noise_scale(
+    reference: ReferenceCurve,
+) -> None:
+    continued, larger = stalled(), stalled(batch_size=CONFIG.batch_size * 2)
+    model = model_of(reference, continued, larger)
+    assert model.b_noise == pytest.approx(64.0)
+    assert model.on_reference == {CONFIG.key(), larger.config.key()}
+    rest = continued_remaining(reference, WARMUP, TARGET)
+    assert model.steps(CONFIG).value == pytest.approx(rest.value)
+    # global batch 32 → 64 at B_noise = 64: S ∝ 1 + 64/B, so (1 + 1)/(1 + 2) of the steps
+    assert model.steps(larger.config).value == pytest.approx(rest.value * 2 / 3)
+    # its interval still admits no gain at all (McCandlish et al.'s bound: the steps unchanged)
+    assert model.steps(larger.config).high >= rest.high * 0.999
+
+
+def test_another_recipe_or_a_diverged_fork_is_not_read_on_the_reference(reference: ReferenceCurve) -> None:
+    diverged = stalled(batch_size=CONFIG.batch_size * 2)
+    diverged.diverged = True
+    model = model_of(reference, stalled(), stalled(lr=CONFIG.lr * 2), diverged)
+    assert model.on_reference == {CONFIG.key()}
+
+
+def test_a_fork_whose_own_progress_is_resolved_keeps_its_own_reading(reference: ReferenceCurve) -> None:
+    model = model_of(reference, fork(2.0))
+    assert model.on_reference == set()
+    assert model.steps(CONFIG) is not None
