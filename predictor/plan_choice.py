@@ -7,11 +7,11 @@ points are all there is, and a fork's point can be the noise speaking: on ``regr
 point (its interval open above), became the plan, and ran 2.3–2.9× slower than the recipe. So
 with nothing bounded, only the two configs every plan is measured against compete: the baseline
 and the warm-up's recipe (staying on the recipe alone left the throttled scenario on one of its
-four nodes), and, once candidates fork from the warm-up, every fork of the warm-up's own recipe
-on another allocation or batch. Where its progress is within the noise, such a fork is read as
-the warm-up continued, carried to its global batch by the noise scale, at its measured speed
-(predictor.ttc_model): the reference's uncertainty is common to all of them and cancels in their
-comparison. The budget may still be sized by any point (``best``), which errs small.
+four nodes), and, once candidates fork from the warm-up, the forks of the warm-up's own recipe
+(on another allocation, at a batch no smaller) whose progress is within the noise: each is read
+as the warm-up continued, carried to its global batch by the noise scale, at its measured speed
+(predictor.ttc_model), so the reference's uncertainty is common to all of them and cancels in
+their comparison. The budget may still be sized by any point (``best``), which errs small.
 """
 
 from __future__ import annotations

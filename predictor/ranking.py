@@ -92,7 +92,7 @@ def ranking(search: RankedStudy, plan_key: str | None) -> list[RankedConfig]:
             status, reason = "plan", ("kept: no challenger beat it by the 5% margin" if kept
                                       else "the lowest risk-aware score" if any_bounded
                                       else "no prediction is bounded above: the best point of the "
-                                           "baseline and the warm-up's recipe on any allocation and batch")
+                                           "baseline and the warm-up's recipe, read on the warm-up's curve")
         elif prediction is None or not math.isfinite(prediction.ttc_seconds):
             status, reason = "lost", "its curve supports no prediction of reaching the target"
         elif not any_bounded and not kept and (

@@ -20,11 +20,11 @@ A plan is for a run hundreds of probes long, and the study's whole cost is held 
      its noise, or diverges: its small batch is unstable at the rate), the recipe on its node warms
      up instead. The first forks, what every plan is measured against: the baseline proper (``sync``
      on all devices at the warm-up's rate), the recipe on its node, the warm-up continued (and at
-     the largest batch), and the recipe's first asynchronous step (g = 2, predictor.async_step). An allocation no probe has
-     run is *timed* first (an eighth of a probe): the HE model's speed for a pattern it never
-     measured rests on links fitted from others, and a full-cluster probe on a slow network costs
-     more than the rest of the study. Its learning is probed (the timing fork continued) only if
-     it is worth it.
+     the largest batch), and the recipe's first asynchronous step (g = 2, predictor.async_step).
+     An allocation no probe has run is *timed* first (an eighth of a probe): the HE model's speed
+     for a pattern it never measured rests on links fitted from others, and a full-cluster probe
+     on a slow network costs more than the rest of the study. Its learning is probed (the timing
+     fork continued) only if it is worth it.
   3. **forks** from the warm-up's checkpoint, each a probe long, so each config's statistical
      efficiency is measured where the long run spends its time: learning rate and momentum of
      the baseline; Omnivore's asynchrony ladder (g = 2, 4, …; μ per g keeping μ + 1 − 1/g near the
@@ -598,12 +598,9 @@ class ColdStartSearch:
 
     def _incumbents(self) -> set[str]:
         """What competes when no prediction is bounded (predictor.plan_choice.planned): the recipe,
-        and every fork of the warm-up's own recipe (read on the warm-up's curve)."""
+        and the forks the model read on the warm-up's curve (predictor.ttc_model)."""
         keys = {self.recipe.key()} if self.recipe else set()
-        if self.fork is not None:
-            keys |= {key for key, view in self.views().items()
-                     if view.parent == self.fork.key and recipe(view.config) == recipe(self.fork.config)}
-        return keys
+        return keys | (self.model.on_reference if self.model is not None else set())
 
     def _baseline_key(self) -> str | None:
         return self.baseline.key() if self.baseline else None

@@ -313,7 +313,11 @@ class TrainingPlanner:
         own continuation (point and risk-aware score), both read against the run's curve up to the
         re-plan point. A continuation whose own progress is within the noise is read on the run's
         curve, and a fork whose progress is within it by its measured speed
-        (predictor.speed_first), unless its loss ends clearly above the continuation's."""
+        (predictor.speed_first). A fork whose loss ends clearly above the continuation's, after
+        the same iterations from the same checkpoint, is not switched to: its later half may be
+        a recovery from the switch, which its rate reads as fast progress (on ``throttled_node``
+        one device at lr 0.1 ended at twice the run's loss, was read as 17% sooner, and never
+        reached the target)."""
         run_before = self.run[: self.run.index(tip) + 1]
         reference = ReferenceCurve.fit(merge(run_before).curve, self.target)
         if reference is None:
@@ -334,7 +338,8 @@ class TrainingPlanner:
             prediction, read_by_speed = model.predict(r.config), False
             if level_above(r, continued, reference.noise):
                 self._behind.add(r.config.key())
-            elif unresolved(prediction):
+                continue
+            if unresolved(prediction):
                 prediction, read_by_speed = by_speed(model, r, continued, rest), True
             if prediction is not None:
                 scored.append((conservative(prediction), prediction, r, read_by_speed))

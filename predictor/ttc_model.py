@@ -21,9 +21,9 @@ Once candidates fork from the warm-up's checkpoint (``ForkPoint``), a config's i
 from the fork, come from its rate against the warm-up's reference curve
 (predictor.reference_curve), and its TTC is the lineage's: the warm-up's seconds, the fork's
 measured seconds, then the remaining iterations at the fork's steady seconds/iteration. A fork of
-the warm-up's own recipe (on any allocation and batch) whose rate is within the loss's noise is
-read as the warm-up continued, carried to its global batch by the noise scale: near the floor a
-short fork cannot tell batches apart, but the gradient noise it measures can.
+the warm-up's own recipe (on any allocation, at a batch no smaller) whose rate is within the
+loss's noise is read as the warm-up continued, carried to its global batch by the noise scale:
+near the floor a short fork cannot tell batches apart, but the gradient noise it measures can.
 """
 
 from __future__ import annotations
@@ -147,12 +147,18 @@ class TtcModel:
         return Estimate(done + remaining.value, done + remaining.low, done + remaining.high)
 
     def _reads_on_reference(self, result: ProbeResult) -> bool:
-        """A fork of the warm-up's own recipe (its rate, momentum and strategy on any allocation and
-        batch) from the warm-up itself, which neither diverged nor failed."""
+        """A fork of the warm-up's own recipe (its rate, momentum and strategy) at a global batch at
+        least the warm-up's, from the warm-up itself, which neither diverged nor failed.
+
+        Not a smaller batch: at a fixed step, SGD's loss floor rises with the gradient's variance,
+        ∝ 1/B (Mandt et al. 2017), which the noise scale's steps ratio (a law for a step tuned
+        per batch) does not see. On ``throttled_node`` half the nodes at the same rate, carried
+        so, were predicted to finish 27% sooner and needed 4.5× the iterations."""
         return (self.fork is not None and result.parent == self.fork.key and not result.diverged
                 and not result.error and result.reached_iteration is None
                 and recipe(result.config) == recipe(self.fork.config)
-                and dynamics_class(result.config) == dynamics_class(self.fork.config))
+                and dynamics_class(result.config) == dynamics_class(self.fork.config)
+                and result.config.global_batch >= self.fork.config.global_batch)
 
     def _on_reference(self, config: Config) -> Estimate:
         """Iterations from the fork of a fork of the warm-up's recipe whose own progress is within

@@ -51,10 +51,14 @@ def test_a_larger_batch_of_the_recipe_is_read_on_the_reference_carried_by_the_no
     assert model.steps(larger.config).high >= rest.high * 0.999
 
 
-def test_another_recipe_or_a_diverged_fork_is_not_read_on_the_reference(reference: ReferenceCurve) -> None:
+def test_another_recipe_a_smaller_batch_or_a_diverged_fork_is_not_read_on_the_reference(
+    reference: ReferenceCurve,
+) -> None:
+    """A smaller batch at the same rate raises SGD's loss floor, which the steps ratio misses."""
     diverged = stalled(batch_size=CONFIG.batch_size * 2)
     diverged.diverged = True
-    model = model_of(reference, stalled(), stalled(lr=CONFIG.lr * 2), diverged)
+    smaller = stalled(devices_per_node=1)
+    model = model_of(reference, stalled(), stalled(lr=CONFIG.lr * 2), smaller, diverged)
     assert model.on_reference == {CONFIG.key()}
 
 

@@ -78,5 +78,5 @@ def test_the_ranking_says_why_an_unbounded_point_lost_to_an_incumbent() -> None:
     plan_key = planned(study.predictions, None, {recipe.key()})
     rows = {row.config.key(): row for row in ranking(study, plan_key)}
     assert rows[recipe.key()].status == "plan" and "no prediction is bounded" in rows[recipe.key()].reason
-    assert rows[recipe.key()].reason.endswith("the warm-up's recipe on any allocation and batch")
+    assert rows[recipe.key()].reason.endswith("the warm-up's recipe, read on the warm-up's curve")
     assert rows[fork.key()].status == "lost" and "no upper end" in rows[fork.key()].reason

@@ -12,7 +12,7 @@ from predictor.he_model import allocation
 from predictor.se_model import Estimate
 from predictor.search import ColdStartSearch, timing_length
 from predictor.training import FORK_SHARE, TrainingPlanner, same_segment, switch_gain
-from predictor.types import Budget, Prediction, ProbeRequest
+from predictor.types import Budget, Prediction, ProbeRequest, ProbeResult
 from tests.predictor.test_search import SPACE, SyntheticCluster
 
 TARGET = 0.03
@@ -270,13 +270,10 @@ def test_the_most_promising_move_is_shortened_to_fit_the_room_down_to_half(
         assert all(f.config.key() != first.key() and f.max_iterations == length for f in forks)
 
 
-@pytest.mark.parametrize("resolved", [True, False])
-def test_after_a_switch_the_run_answers_to_the_challenger_s_interval(
-    resolved: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The band whose leaving triggers a re-plan is the prediction of the config the run now runs.
-    A switch read by speed (the fork's own reading unbounded) states the measured speed ratio and
-    claims no time to the target."""
+def _one_challenger(monkeypatch: pytest.MonkeyPatch, resolved: bool
+                    ) -> tuple[TrainingPlanner, ProbeResult, ProbeResult, ProbeResult, Prediction]:
+    """A re-plan with the run's continuation and one challenger on twice the nodes, predicted
+    (``resolved``: by its own reading, else by speed) to finish far sooner."""
     search, _ = studied()
     planner = TrainingPlanner(search)
     tip = planner.run[-1]
@@ -304,6 +301,17 @@ def test_after_a_switch_the_run_answers_to_the_challenger_s_interval(
     monkeypatch.setattr("predictor.training.TtcModel", Model)
     monkeypatch.setattr("predictor.training.rest_of_run", lambda *args: Estimate(1e4, 9e3, 1.1e4))
     monkeypatch.setattr("predictor.training.by_speed", lambda *args: fast)
+    return planner, tip, continued, challenger, fast
+
+
+@pytest.mark.parametrize("resolved", [True, False])
+def test_after_a_switch_the_run_answers_to_the_challenger_s_interval(
+    resolved: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The band whose leaving triggers a re-plan is the prediction of the config the run now runs.
+    A switch read by speed (the fork's own reading unbounded) states the measured speed ratio and
+    claims no time to the target."""
+    planner, tip, continued, challenger, fast = _one_challenger(monkeypatch, resolved)
     planner._decide(tip, [continued, challenger])
     assert planner.run[-1] is challenger and planner._band == (fast.ttc_low, fast.ttc_high)
     reason = planner.reasons[challenger.probe_key]
@@ -311,3 +319,16 @@ def test_after_a_switch_the_run_answers_to_the_challenger_s_interval(
         assert "sooner than continuing" in reason
     else:
         assert "2.0× the run's measured speed" in reason and "no time to the target is claimed" in reason
+
+
+@pytest.mark.parametrize("resolved", [True, False])
+def test_a_fork_that_ends_clearly_above_the_run_is_never_switched_to(
+    resolved: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Behind the run after the same iterations from the same checkpoint, a fork's fast reading may
+    be its recovery from the switch: the run continues, and the move goes last next time."""
+    planner, tip, continued, challenger, _ = _one_challenger(monkeypatch, resolved)
+    monkeypatch.setattr("predictor.training.level_above", lambda fork, *args: fork is challenger)
+    planner._decide(tip, [continued, challenger])
+    assert planner.run[-1] is continued and challenger.probe_key not in planner.reasons
+    assert challenger.config.key() in planner._behind
