@@ -10,9 +10,9 @@ noise floor rather than speeding progress, so a carry that promises fewer iterat
 the one not to trust there. A move that only changes the learning rate then never wins; a move of
 allocation (fewer nodes, off a throttled one) wins when its measured speed outweighs the
 iterations the carry's interval allows it to lose. A fork of the run's own recipe on another
-allocation or batch (the same step on a less or more noisy gradient) is read by the model itself,
-on the run's curve carried by the noise scale (predictor.ttc_model), where its promise of fewer
-iterations for a larger batch is the one McCandlish et al. measured.
+allocation at a global batch no smaller (the same step on a less noisy gradient) is read by the
+model itself, on the run's curve carried by the noise scale (predictor.ttc_model): its promise of
+fewer iterations is the one McCandlish et al. measured, and a larger batch lowers the noise floor.
 
 Guard: a fork whose loss ends clearly above the run's continuation beside it (the two ran the
 same iterations from the same checkpoint) is evidence against it, and it is not read this way.

@@ -161,11 +161,12 @@ class TtcModel:
                 and result.config.global_batch >= self.fork.config.global_batch)
 
     def _on_reference(self, config: Config) -> Estimate:
-        """Iterations from the fork of a fork of the warm-up's recipe whose own progress is within
-        the loss's noise: the warm-up continued (rate 1 by construction), carried to the fork's
-        global batch by the noise scale. Near the floor a short fork cannot tell batches apart
-        (on ``regression`` a 50-iteration continuation of the warm-up read 36× its real rate),
-        but the gradient noise it measures can: the same step on a less noisy gradient."""
+        """Iterations from the fork point to the target of ``config``, a fork of the warm-up's
+        recipe whose own progress is within the loss's noise: the warm-up continued (rate 1 by
+        construction), carried to the fork's global batch by the noise scale. Near the floor a
+        short fork cannot tell batches apart (on ``regression`` a 50-iteration continuation of the
+        warm-up read 36× its real rate), but the gradient noise it measures can: the same step
+        on a less noisy gradient."""
         assert self.fork is not None
         continued = continued_remaining(self.fork.reference, self.fork.iteration, self.target)
         return self.carry(continued, self.fork.config, config)
