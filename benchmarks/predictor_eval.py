@@ -40,7 +40,7 @@ from typing import Any
 import optuna
 
 from predictor import ColdStartSearch, Config, Plan, ProbeRequest, ProbeResult
-from predictor.search import ASYNC_MUST_PAY
+from predictor.async_step import ASYNC_MUST_PAY
 from predictor.types import Phase, json_safe
 from worker.lineage import State, run_schedule, run_segment
 from worker.probe import target_value

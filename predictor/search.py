@@ -51,13 +51,12 @@ from dataclasses import replace
 
 import optuna
 
-from predictor.async_step import first_async_steps, group_ladder
+from predictor.async_step import async_ladder, first_async_steps
 from predictor.confidence import MAX_DRIFT, assess
 from predictor.from_scratch import FROM_SCRATCH, from_scratch
 from predictor.he_model import allocation
 from predictor.lineages import Lineages, merge
 from predictor.no_number import plan_without_prediction
-from predictor.noise_scale import total_momentum
 from predictor.plan_choice import best, planned
 from predictor.ranking import ranking
 from predictor.reference_curve import ReferenceCurve, drift
@@ -79,9 +78,7 @@ from predictor.types import (
 )
 from predictor.value import expected_improvement
 
-ASYNC_MUST_PAY = 0.10
 BASELINE_MOMENTUM = 0.9
-MOMENTUM_SLACK = 0.1  # total momentum allowed above the baseline's before a μ is skipped
 SWEEP_ROUNDS = 2
 SWEEP_WIDTH = 3  # configurations confirmed per sweep round
 WARMUP_SHARE = 0.4  # of the study's allowed cost, at most this much goes to the warm-up
@@ -444,7 +441,8 @@ class ColdStartSearch:
         yield [self._fork(c) for c in self._worth(steps, length)]
         incumbent = self._on_a_node(self._leader() or base)
         if "async_groups" in space.strategies:
-            yield from self._async_ladder(incumbent, length)
+            yield from async_ladder(incumbent, space, lambda grid: self._worth(grid, length), self._fork,
+                                    self._score)
         incumbent = self._on_a_node(self._leader() or base)
         others = []
         for strategy in space.strategies:
@@ -471,24 +469,6 @@ class ColdStartSearch:
         """A probe ran this strategy on this many nodes and groups: the HE model's speed for it
         rests on its own communication, not on links fitted from other patterns."""
         return any(allocation(r.config) == allocation(config) for r in self.probes)
-
-    def _async_ladder(self, incumbent: Config, length: int) -> Iterator[list[ProbeRequest]]:
-        """Omnivore's g ladder at the fork point: μ per g, climbing while more asynchrony pays."""
-        best_ttc = self._score(incumbent)
-        for g in group_ladder(incumbent, self.space):
-            ceiling = incumbent.momentum + MOMENTUM_SLACK
-            momenta = [mu for mu in self.space.momenta if total_momentum(mu, g) <= ceiling]
-            momenta = momenta or [min(self.space.momenta)]
-            grid = [incumbent.replace(strategy="async_groups", groups=g, lr=lr, momentum=mu, options={})
-                    for mu in momenta for lr in (incumbent.lr, incumbent.lr / 3)]
-            worth = self._worth(grid, length)
-            if not worth:
-                return
-            yield [self._fork(c) for c in worth]
-            g_best = min((self._score(c) for c in grid), default=math.inf)
-            if not g_best < (1 - ASYNC_MUST_PAY) * best_ttc:
-                return
-            best_ttc = g_best
 
     def _sweep_candidates(self) -> list[Config]:
         """Unprobed node-count × batch-size variants of every live forked recipe."""

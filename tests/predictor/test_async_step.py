@@ -3,8 +3,8 @@ momentum and at the momentum that keeps μ + 1 − 1/g where it was, and the g l
 
 from __future__ import annotations
 
-from predictor.async_step import first_async_steps, group_ladder
-from predictor.types import Config, SearchSpace
+from predictor.async_step import async_ladder, first_async_steps, group_ladder
+from predictor.types import Config, ProbeRequest, SearchSpace
 
 SPACE = SearchSpace(nodes=2, devices_per_node=2, strategies=("sync", "async_groups"),
                     batch_sizes=(32,), learning_rates=(0.01,), momenta=(0.0, 0.3, 0.6, 0.9))
@@ -39,3 +39,26 @@ def test_the_group_ladder_stays_within_the_incumbents_devices() -> None:
     assert space.group_counts() == (1, 2, 4, 8, 16)
     assert group_ladder(on_a_node, space) == [2, 4]
     assert group_ladder(on_a_node.replace(nodes=4), space) == [2, 4, 8, 16]
+
+
+def _ladder(scores: dict[int, float], worth_all: bool = True) -> list[list[Config]]:
+    """The rungs the ladder forks from one 4-device node, each g's configs scored scores[g]."""
+    space = SearchSpace(nodes=1, devices_per_node=4, strategies=("sync", "async_groups"),
+                        batch_sizes=(32,), learning_rates=(0.01,), momenta=(0.0, 0.3, 0.6, 0.9))
+    incumbent = Config("sync", 1, 4, batch_size=32, lr=0.03, momentum=0.9)
+    rungs = async_ladder(incumbent, space, lambda grid: grid if worth_all else [],
+                         lambda c: ProbeRequest(c, 1.0, 50), lambda c: scores[c.groups])
+    return [[r.config for r in rung] for rung in rungs]
+
+
+def test_the_ladder_climbs_while_a_rung_pays_and_re_tunes_momentum_per_g() -> None:
+    rungs = _ladder({1: 1.0, 2: 0.8, 4: 0.75})  # g = 2 pays 20%; g = 4 only 6% more: the ladder stops
+    assert [{c.groups for c in rung} for rung in rungs] == [{2}, {4}]
+    # μ + (1 − 1/g) ≤ 0.9 + 0.1: g = 2 keeps μ ≤ 0.5, g = 4 μ ≤ 0.25, each at lr and lr / 3
+    assert {(c.momentum, c.lr) for c in rungs[0]} == {(0.0, 0.03), (0.3, 0.03), (0.0, 0.01), (0.3, 0.01)}
+    assert {c.momentum for c in rungs[1]} == {0.0}
+    assert _ladder({1: 1.0, 2: 0.95, 4: 0.5}) == [rungs[0]]  # g = 2 does not pay: no g = 4
+
+
+def test_the_ladder_stops_when_no_rung_is_worth_its_probes() -> None:
+    assert _ladder({1: 1.0, 2: 0.5, 4: 0.25}, worth_all=False) == []
