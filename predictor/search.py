@@ -422,7 +422,7 @@ class ColdStartSearch:
                                self.fork.iteration)]
         own = {c.key(): c for c in (self.recipe, self.warmup_config) if c is not None}
         # and the warm-up's device at the space's largest batch: the gradient's noise grows as the
-        # loss falls (McCandlish et al. 2018), so a batch that gained nothing early may late, and
+        # loss falls (McCandlish et al. 2018), so a batch that gained nothing early may gain late, and
         # on one device a larger batch costs little more per step
         if self.warmup_config is not None:
             largest = self.warmup_config.replace(batch_size=max(space.batch_sizes))
