@@ -118,6 +118,7 @@ class TtcModel:
         self.iterations: dict[str, Estimate] = {}  # iterations from the epoch's origin to the target
         self.out_of_reach: dict[str, Estimate] = {}  # probes whose own curve puts the target beyond reach
         self.on_reference: set[str] = set()  # forks read as the warm-up continued (their own reading: noise)
+        self._continued: Estimate | None = None  # the warm-up continued from the fork to the target
         for key, r in self.results.items():
             probe = f"{key}#{r.start_iteration}+{r.iterations}@{self.origin_iteration}"
             if probe not in cache:
@@ -168,8 +169,9 @@ class TtcModel:
         warm-up read 36× its real rate), but the gradient noise it measures can: the same step
         on a less noisy gradient."""
         assert self.fork is not None
-        continued = continued_remaining(self.fork.reference, self.fork.iteration, self.target)
-        return self.carry(continued, self.fork.config, config)
+        if self._continued is None:  # one bootstrap for every fork read this way
+            self._continued = continued_remaining(self.fork.reference, self.fork.iteration, self.target)
+        return self.carry(self._continued, self.fork.config, config)
 
     def speed(self, config: Config) -> Estimate | None:
         """Measured mean s/it for a probed config (interval from the HE fit), else the HE model."""

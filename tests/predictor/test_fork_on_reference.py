@@ -8,11 +8,9 @@ import copy
 import pytest
 
 from predictor.reference_curve import ReferenceCurve, continued_remaining
-from predictor.ttc_model import ForkPoint, TtcModel
 from predictor.types import ProbeResult
 from tests.predictor.test_reference_curve import CONFIG, WARMUP, fork, warmup_curve
-
-TARGET = 0.12
+from tests.predictor.test_speed_first import TARGET, model_of
 
 
 @pytest.fixture
@@ -30,10 +28,6 @@ def stalled(**change: object) -> ProbeResult:
     result.curve = [(k, t, result.curve[0][2]) for k, t, _ in result.curve]
     result.grad_sq_small, result.grad_sq_big, result.batch_small, result.batch_big = 5.0, 3.0, 16, 32
     return result
-
-
-def model_of(reference: ReferenceCurve, *results: ProbeResult) -> TtcModel:
-    return TtcModel(list(results), TARGET, fork=ForkPoint(reference, WARMUP, 0.4, "warmup", CONFIG))
 
 
 def test_a_larger_batch_of_the_recipe_is_read_on_the_reference_carried_by_the_noise_scale(
