@@ -41,7 +41,7 @@ from predictor.reference_curve import ReferenceCurve
 from predictor.se_model import Z80
 from predictor.search import ColdStartSearch, timing_length
 from predictor.speed_first import by_speed, level_above, rest_of_run, unresolved
-from predictor.ttc_model import ForkPoint, TtcModel, conservative, finished
+from predictor.ttc_model import ForkPoint, TtcModel, conservative, dynamics_class, finished
 from predictor.types import Config, Prediction, ProbeRequest, ProbeResult, json_safe
 
 CHECKPOINT_PROBES = 4  # a run segment is this many probe lengths: the most a crash can lose
@@ -266,14 +266,18 @@ class TrainingPlanner:
         return speed * request.max_iterations * request.config.devices / self.space.devices
 
     def _neighbours(self, config: Config, allocation_first: bool = False) -> list[Config]:
-        """Omnivore's re-tuning moves around the current config, most promising first: the
-        configs the run came through (a switch that stopped paying is undone, e.g. a warm-up's
-        1-node recipe left for the full cluster), g (from a synchronous run, its first asynchronous
-        step: Omnivore's primary knob), learning rate and momentum, the batch size with the rate
-        scaled linearly, DASO's skips, and the node count (at the same rate
-        and at the rate scaled with the global batch) — first of all after the cluster's speed
-        changed, when the allocation is what stopped holding, and once a re-plan's forks progress
-        within the loss's noise, when only a move of speed can win (predictor.speed_first). A move
+        """Omnivore's re-tuning moves around the current config, most promising first: g (from a
+        synchronous run, its first asynchronous step: Omnivore's primary knob), learning rate (the
+        side the evidence points to first) and momentum, the batch size with the rate scaled
+        linearly, DASO's skips, then the configs the run came through (a switch that stopped
+        paying is undone), then the node count (at the same rate and at the rate scaled with the
+        global batch). After the cluster's speed changed, when the allocation is what stopped
+        holding, and once a re-plan's forks progress within the loss's noise, when only a move of
+        speed can win (predictor.speed_first), the node count comes first and the configs the run
+        came through next (e.g. a warm-up's 1-node recipe left for a cluster that then slowed).
+        The configs the run came through follow the moves otherwise: the run left each of them on
+        a comparison from a checkpoint (the study's plan left the warm-up's recipe so), and on
+        ``regression`` the first re-plan's only affordable fork went to re-measuring it. A move
         whose fork ended clearly above the run's loss at an earlier re-plan comes last: a tight
         budget goes to the untried."""
         space = self.space
@@ -281,7 +285,7 @@ class TrainingPlanner:
         moves = []
         lrs, momenta = sorted(space.learning_rates), sorted(space.momenta)
         moves += self._group_moves(config)
-        moves += [config.replace(lr=config.lr * f) for f in (0.5, 2.0)
+        moves += [config.replace(lr=config.lr * f) for f in self._rate_steps(config)
                   if lrs[0] / 3 <= config.lr * f <= lrs[-1] * 3]
         moves += [config.replace(momentum=m) for m in _adjacent(momenta, config.momentum)]
         for batch in _adjacent(sorted(space.batch_sizes), config.batch_size):
@@ -295,10 +299,25 @@ class TrainingPlanner:
             if config.groups == 1 or (nodes * config.devices_per_node) % config.groups == 0:
                 moved = config.replace(nodes=nodes)  # the global batch scales with the nodes
                 allocation += [moved, moved.replace(lr=config.lr * nodes / config.nodes)]
-        out = allocation + came_through + moves if allocation_first else came_through + moves + allocation
+        out = allocation + came_through + moves if allocation_first else moves + came_through + allocation
         diverged = {r.config.key() for r in self.tuning if r.diverged}  # forked from this run before
         out = [c for c in out if c.key() not in self._behind] + [c for c in out if c.key() in self._behind]
         return list({c.key(): c for c in out if c.key() != config.key() and c.key() not in diverged}.values())
+
+    def _rate_steps(self, config: Config) -> tuple[float, float]:
+        """The rate's two moves, the side the evidence points to first (a re-plan often has room
+        for one fork): up, unless the study or the run saw a rate of ``config``'s dynamics class
+        above its own, up to the doubled one, diverge, or the study's sweep from scratch ran a
+        higher rate and chose one no higher than ``config``'s (the trend turned at or below it).
+        The model reads rates the same way: a larger step needs no more iterations until it
+        diverges (``TtcModel.lr_exponent`` ≥ 0). Down first had ``plateau`` fork half the rate at
+        its one re-plan, when double the rate reached the target 20–27% sooner."""
+        higher = [r for r in (*self.search.probes, *self.tuning)
+                  if dynamics_class(r.config) == dynamics_class(config) and r.config.lr > config.lr]
+        recipe = self.search.recipe
+        turned = recipe is not None and recipe.lr <= config.lr and any(r.parent is None for r in higher)
+        diverged = any(r.diverged and r.config.lr <= 2 * config.lr for r in higher)
+        return (0.5, 2.0) if turned or diverged else (2.0, 0.5)
 
     def _group_moves(self, config: Config) -> list[Config]:
         """Omnivore's g, one step either way; a synchronous run may take the first asynchronous

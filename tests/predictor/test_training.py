@@ -97,8 +97,9 @@ def test_a_switch_keeps_the_fork_s_progress_and_says_why() -> None:
 
 
 def test_re_planning_can_undo_a_switch_the_run_made() -> None:
-    """The configs the run came through are forked again at a re-plan (first), so a switch that
-    stopped paying — say the warm-up's 1-node recipe left for the full cluster — can be undone."""
+    """The configs the run came through are forked again at a re-plan (first after a change of
+    speed), so a switch that stopped paying — say the warm-up's 1-node recipe left for the full
+    cluster — can be undone; otherwise they follow Omnivore's own moves."""
     _, planner = trained()
     planner._behind.clear()  # no earlier re-plan's verdict reorders them (the next test's rule)
     current = planner.run[-1].config
@@ -108,8 +109,11 @@ def test_re_planning_can_undo_a_switch_the_run_made() -> None:
     came_through = list(dict.fromkeys(s.config.key() for s in reversed(planner.run)
                                       if s.config.key() != current.key()))
     neighbours = [c.key() for c in planner._neighbours(current)]
-    assert earlier.config.key() in came_through and neighbours[: len(came_through)] == came_through
-    assert current.key() not in neighbours
+    assert earlier.config.key() in came_through and current.key() not in neighbours
+    moves = [c.key() for c in planner._neighbours(current, allocation_first=True)]
+    allocation = [k for k in moves if k not in came_through][: moves.index(came_through[0])]
+    assert moves[len(allocation): len(allocation) + len(came_through)] == came_through
+    assert any(k not in came_through for k in neighbours[: neighbours.index(earlier.config.key())])
 
 
 def test_a_change_of_speed_triggers_a_re_plan_that_tries_other_allocations_first() -> None:
@@ -332,3 +336,21 @@ def test_a_fork_that_ends_clearly_above_the_run_is_never_switched_to(
     planner._decide(tip, [continued, challenger])
     assert planner.run[-1] is continued and challenger.probe_key not in planner.reasons
     assert challenger.config.key() in planner._behind
+
+
+def test_the_rate_moves_go_the_way_the_evidence_points_first() -> None:
+    """Up first while nothing above the rate failed; down first when the study's sweep ran a
+    higher rate from scratch and chose one no higher, or when the doubled rate diverged."""
+    _, planner = trained()
+    recipe = planner.search.recipe
+    assert planner._rate_steps(recipe) == (2.0, 0.5)  # what diverged above it is past the doubled rate
+    swept = copy.copy(next(p for p in planner.search.probes if p.parent is None))
+    swept.config, swept.diverged = recipe.replace(lr=recipe.lr * 3), False
+    planner.search.probes.append(swept)  # the sweep ran a higher rate and chose the recipe's
+    assert planner._rate_steps(recipe) == (0.5, 2.0)
+    below = recipe.replace(lr=recipe.lr / 8)
+    assert planner._rate_steps(below) == (2.0, 0.5)  # below the sweep's winner: the trend points up
+    failed = copy.copy(planner.run[-1])
+    failed.config, failed.diverged = below.replace(lr=below.lr * 2), True
+    planner.tuning.append(failed)
+    assert planner._rate_steps(below) == (0.5, 2.0)
