@@ -270,14 +270,13 @@ class TrainingPlanner:
         synchronous run, its first asynchronous step: Omnivore's primary knob), learning rate (the
         side the evidence points to first) and momentum, the batch size with the rate scaled
         linearly, DASO's skips, then the configs the run came through (a switch that stopped
-        paying is undone), then the node count (at the same rate and at the rate scaled with the
+        paying is undone; the run left each on a comparison from a checkpoint, and on
+        ``regression`` re-measuring the warm-up's recipe first took the first re-plan's only
+        affordable fork), then the node count (at the same rate and at the rate scaled with the
         global batch). After the cluster's speed changed, when the allocation is what stopped
         holding, and once a re-plan's forks progress within the loss's noise, when only a move of
         speed can win (predictor.speed_first), the node count comes first and the configs the run
-        came through next (e.g. a warm-up's 1-node recipe left for a cluster that then slowed).
-        The configs the run came through follow the moves otherwise: the run left each of them on
-        a comparison from a checkpoint (the study's plan left the warm-up's recipe so), and on
-        ``regression`` the first re-plan's only affordable fork went to re-measuring it. A move
+        came through next (e.g. a warm-up's 1-node recipe left for a cluster that then slowed). A move
         whose fork ended clearly above the run's loss at an earlier re-plan comes last: a tight
         budget goes to the untried."""
         space = self.space
