@@ -9,7 +9,11 @@ never assumed better than the run's — near the floor a larger step or a smalle
 noise floor rather than speeding progress, so a carry that promises fewer iterations is exactly
 the one not to trust there. A move that only changes the learning rate then never wins; a move of
 allocation (fewer nodes, off a throttled one) wins when its measured speed outweighs the
-iterations the carry's interval allows it to lose. A fork of the run's own recipe on another
+iterations the carry's interval allows it to lose, but only at a noise temperature no higher than
+the run's (predictor.ttc_model.noise_temperature): fewer nodes at the same rate halve the global
+batch and double the temperature, and a target near the run's floor may lie below the hotter
+fork's (on ``throttled_node`` 2 nodes at the 4-node rate reached 1.5× later than at half of it).
+A fork of the run's own recipe on another
 allocation at a global batch no smaller (the same step on a less noisy gradient) is read by the
 model itself, on the run's curve carried by the noise scale (predictor.ttc_model): its promise of
 fewer iterations is the one McCandlish et al. measured, and a larger batch lowers the noise floor.
@@ -26,8 +30,10 @@ import numpy as np
 
 from predictor.reference_curve import ReferenceCurve, continued_remaining, settling_iterations
 from predictor.se_model import Z80, Estimate
-from predictor.ttc_model import TtcModel, dynamics_class, finished
+from predictor.ttc_model import TtcModel, dynamics_class, finished, noise_temperature
 from predictor.types import Prediction, ProbeResult
+
+TEMPERATURE_TOLERANCE = 1e-9  # rounding of lr × batch products, not a margin
 
 
 def unresolved(prediction: Prediction | None) -> bool:
@@ -65,8 +71,12 @@ def level_above(fork: ProbeResult, continued: ProbeResult, noise: float) -> bool
 
 def by_speed(model: TtcModel, fork: ProbeResult, continued: ProbeResult, rest: Estimate) -> Prediction | None:
     """The fork's TTC with its statistical efficiency carried from the run's ``rest`` (at least the
-    run's own iterations) at its measured speed; None across dynamics classes (no carry there)."""
+    run's own iterations) at its measured speed; None across dynamics classes (no carry there) and
+    at a higher noise temperature than the run's (its floor is higher: the run's iterations bound
+    nothing)."""
     if dynamics_class(fork.config) != dynamics_class(continued.config):
+        return None
+    if noise_temperature(fork.config) > noise_temperature(continued.config) * (1 + TEMPERATURE_TOLERANCE):
         return None
     speed = model.speed(fork.config)
     if speed is None or not math.isfinite(rest.high):

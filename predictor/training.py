@@ -266,19 +266,18 @@ class TrainingPlanner:
         return speed * request.max_iterations * request.config.devices / self.space.devices
 
     def _neighbours(self, config: Config, allocation_first: bool = False) -> list[Config]:
-        """Omnivore's re-tuning moves around the current config, most promising first: g (from a
-        synchronous run, its first asynchronous step: Omnivore's primary knob), learning rate (the
-        side the evidence points to first) and momentum, the batch size with the rate scaled
-        linearly, DASO's skips, then the configs the run came through (a switch that stopped
-        paying is undone; the run left each on a comparison from a checkpoint, and on
-        ``regression`` re-measuring the warm-up's recipe first took the first re-plan's only
-        affordable fork), then the node count (at the same rate and at the rate scaled with the
-        global batch). After the cluster's speed changed, when the allocation is what stopped
-        holding, and once a re-plan's forks progress within the loss's noise, when only a move of
-        speed can win (predictor.speed_first), the node count comes first and the configs the run
-        came through next (e.g. a warm-up's 1-node recipe left for a cluster that then slowed). A move
-        whose fork ended clearly above the run's loss at an earlier re-plan comes last: a tight
-        budget goes to the untried."""
+        """Omnivore's re-tuning moves around the current config, most promising first: g (from a synchronous
+        run, its first asynchronous step: Omnivore's primary knob), learning rate (the side the evidence
+        points to first) and momentum, the batch size with the rate scaled linearly, DASO's skips, then
+        the configs the run came through (a switch that stopped paying is undone; the run left each on a
+        comparison from a checkpoint, and on ``regression`` re-measuring the warm-up's recipe first took
+        the first re-plan's only affordable fork), then the node count (at the rate scaled with the global
+        batch, which holds SGD's noise temperature and so its floor, then at the same rate). After the
+        cluster's speed changed, when the allocation is what stopped holding, and once a re-plan's forks
+        progress within the loss's noise, when only a move of speed can win (predictor.speed_first), the
+        node count comes first and the configs the run came through next (e.g. a warm-up's 1-node recipe
+        left for a cluster that then slowed). A move whose fork ended clearly above the run's loss at an
+        earlier re-plan comes last: a tight budget goes to the untried."""
         space = self.space
         came_through = [segment.config for segment in reversed(self.run)]
         moves = []
@@ -297,7 +296,8 @@ class TrainingPlanner:
         for nodes in _adjacent(space.node_counts(), config.nodes):
             if config.groups == 1 or (nodes * config.devices_per_node) % config.groups == 0:
                 moved = config.replace(nodes=nodes)  # the global batch scales with the nodes
-                allocation += [moved, moved.replace(lr=config.lr * nodes / config.nodes)]
+                # the rate scaled with it first: the noise temperature, and so the floor, held
+                allocation += [moved.replace(lr=config.lr * nodes / config.nodes), moved]
         out = allocation + came_through + moves if allocation_first else moves + came_through + allocation
         diverged = {r.config.key() for r in self.tuning if r.diverged}  # forked from this run before
         out = [c for c in out if c.key() not in self._behind] + [c for c in out if c.key() in self._behind]

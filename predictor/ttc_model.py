@@ -82,6 +82,14 @@ def effective_lr(config: Config) -> float:
     return config.lr / (1.0 - mu_total)
 
 
+def noise_temperature(config: Config) -> float:
+    """η_eff/B (per global sample): near its floor SGD's loss settles at a level that grows with
+    this (Mandt et al., JMLR 2017: the stationary spread ∝ η/(B(1 − μ)); Smith & Le, ICLR 2018),
+    so a move that raises it raises the floor. The linear scaling rule (Goyal et al., arXiv
+    1706.02677) keeps it when the global batch changes."""
+    return effective_lr(config) / config.global_batch
+
+
 @dataclass(frozen=True)
 class ForkPoint:
     """The shared warm-up every candidate forks from: its reference curve and where it ends."""

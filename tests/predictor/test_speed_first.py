@@ -10,7 +10,7 @@ import pytest
 from predictor.reference_curve import ReferenceCurve
 from predictor.se_model import Estimate
 from predictor.speed_first import by_speed, level_above, rest_of_run, unresolved
-from predictor.ttc_model import ForkPoint, TtcModel, finished
+from predictor.ttc_model import ForkPoint, TtcModel, finished, noise_temperature
 from predictor.types import Prediction, ProbeResult
 from tests.predictor.test_reference_curve import CONFIG, WARMUP, fork, warmup_curve
 
@@ -39,29 +39,44 @@ def model_of(reference: ReferenceCurve, *results: ProbeResult) -> TtcModel:
     return TtcModel(list(results), TARGET, fork=ForkPoint(reference, WARMUP, 0.4, "warmup", CONFIG))
 
 
-def test_a_move_of_learning_rate_alone_never_wins_by_speed(
+@pytest.mark.parametrize("change", [{"lr": CONFIG.lr * 2}, {"devices_per_node": 1}])
+def test_a_fork_at_a_higher_noise_temperature_is_not_read_by_speed(
+    reference: ReferenceCurve, change: dict[str, object]
+) -> None:
+    """A doubled rate, or half the devices at the same rate, doubles η_eff/B: near the floor that
+    raises the floor, so the run's iterations bound nothing (however fast the fork runs)."""
+    continued = fork(1.0)
+    hotter = moved(continued, speedup=3.0, **change)
+    assert noise_temperature(hotter.config) == pytest.approx(2 * noise_temperature(CONFIG))
+    assert by_speed(model_of(reference, continued, hotter), hotter, continued, REST) is None
+
+
+def test_a_cooler_fork_s_carry_is_never_read_as_better_than_the_run(
     reference: ReferenceCurve, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The effective-step carry (small-step regime: iterations ∝ 1/η_eff) promises a doubled rate
-    half the iterations; near the floor a larger step raises the noise floor instead, so the carry
-    is never read as better than the run."""
+    """Twice the devices at the same rate halve the temperature; the noise scale's carry promises
+    fewer iterations, which near the floor is exactly the promise not to trust."""
     continued = fork(1.0)
-    faster_step = moved(continued, lr=CONFIG.lr * 2)
-    model = model_of(reference, continued, faster_step)
-    monkeypatch.setattr(model, "lr_exponent", lambda cls: 1.0)
-    assert model.carry(REST, CONFIG, faster_step.config).value == pytest.approx(REST.value / 2)
+    bigger = moved(continued, devices_per_node=CONFIG.devices_per_node * 2)
+    model = model_of(reference, continued, bigger)
+    monkeypatch.setattr(model, "_batch_ratio", lambda batch_from, batch_to: batch_from / batch_to)
+    assert model.carry(REST, CONFIG, bigger.config).value < REST.value
     incumbent = finished(continued, model.speed(CONFIG), REST)
-    challenger = by_speed(model, faster_step, continued, REST)
+    challenger = by_speed(model, bigger, continued, REST)
     assert challenger is not None
     assert challenger.ttc_seconds >= incumbent.ttc_seconds and challenger.ttc_high >= incumbent.ttc_high
     assert challenger.iterations >= incumbent.iterations
 
 
-def test_a_faster_allocation_wins_within_the_batch_carry_s_interval(reference: ReferenceCurve) -> None:
-    """Half the nodes (half the global batch) at 3× the speed: ahead on its point, while its upper
-    end allows the smaller batch up to twice the run's iterations (perfect scaling)."""
+def test_a_faster_allocation_at_the_scaled_rate_wins_within_the_carries_interval(
+    reference: ReferenceCurve,
+) -> None:
+    """Half the devices (half the global batch) at half the rate (the temperature held, Goyal et
+    al.'s linear scaling) and 3× the speed: ahead on its point, while its upper end allows the
+    smaller batch up to twice the run's iterations (perfect scaling) and more for the smaller step."""
     continued = fork(1.0)
-    halved = moved(continued, speedup=3.0, devices_per_node=1)
+    halved = moved(continued, speedup=3.0, devices_per_node=1, lr=CONFIG.lr / 2)
+    assert noise_temperature(halved.config) == pytest.approx(noise_temperature(CONFIG))
     model = model_of(reference, continued, halved)
     incumbent = finished(continued, model.speed(CONFIG), REST)
     challenger = by_speed(model, halved, continued, REST)
