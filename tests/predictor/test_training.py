@@ -11,7 +11,7 @@ import pytest
 from predictor.he_model import allocation
 from predictor.se_model import Estimate
 from predictor.search import ColdStartSearch, timing_length
-from predictor.training import FORK_SHARE, TrainingPlanner, same_segment, switch_gain
+from predictor.training import FORK_SHARE, TrainingPlanner, same_segment, sooner, switch_gain
 from predictor.types import Budget, Prediction, ProbeRequest, ProbeResult
 from tests.predictor.test_search import SPACE, SyntheticCluster
 
@@ -322,7 +322,7 @@ def test_after_a_switch_the_run_answers_to_the_challenger_s_interval(
     assert planner.run[-1] is challenger and planner._band == (fast.ttc_low, fast.ttc_high)
     reason = planner.reasons[challenger.probe_key]
     if resolved:
-        assert "sooner than continuing" in reason
+        assert "time continuing would take" in reason
     else:
         assert "2.0× the run's measured speed" in reason and "no time to the target is claimed" in reason
 
@@ -356,3 +356,11 @@ def test_the_rate_moves_go_the_way_the_evidence_points_first() -> None:
     failed.config, failed.diverged = below.replace(lr=below.lr * 2), True
     planner.tuning.append(failed)
     assert planner._rate_steps(below) == (0.5, 2.0)
+
+
+@pytest.mark.parametrize(("gain", "words"), [
+    (0.27, "27% sooner than continuing"),
+    (0.998, "in 0.002× the time continuing would take"),
+])
+def test_a_switch_s_gain_reads_true_near_100_percent(gain: float, words: str) -> None:
+    assert sooner(gain) == words
