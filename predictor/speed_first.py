@@ -3,20 +3,20 @@
 Near the loss floor the run's curve is flat, and a fork affordable at a re-plan moves the loss by
 less than its noise: its rate against the run's curve (predictor.reference_curve) is unbounded,
 and it can neither win nor lose on it. What such a fork does measure is its speed. So its
-statistical efficiency is carried from the run's own curve by the model (global batch by the
-noise scale, learning rate and momentum through the effective step: predictor.ttc_model), and
-never assumed better than the run's — near the floor a larger step or a smaller batch raises the
-noise floor rather than speeding progress, so a carry that promises fewer iterations is exactly
-the one not to trust there. A move that only changes the learning rate then never wins; a move of
+statistical efficiency is carried from the run's own curve by the model (global batch by the noise
+scale, learning rate and momentum through the effective step: predictor.ttc_model), and never
+assumed better than the run's — near the floor a larger step or a smaller batch raises the noise
+floor rather than speeding progress, so a carry that promises fewer iterations is exactly the one
+not to trust there. A move that only changes the learning rate then never wins; a move of
 allocation (fewer nodes, off a throttled one) wins when its measured speed outweighs the
 iterations the carry's interval allows it to lose, but only at a noise temperature no higher than
 the run's (predictor.ttc_model.noise_temperature): fewer nodes at the same rate halve the global
 batch and double the temperature, and a target near the run's floor may lie below the hotter
-fork's (on ``throttled_node`` 2 nodes at the 4-node rate reached 1.5× later than at half of it).
-A fork of the run's own recipe on another
-allocation at a global batch no smaller (the same step on a less noisy gradient) is read by the
-model itself, on the run's curve carried by the noise scale (predictor.ttc_model): its promise of
-fewer iterations is the one McCandlish et al. measured, and a larger batch lowers the noise floor.
+fork's (on ``throttled_node`` 2 nodes at the 4-node rate reached 1.5× later than at half of it). A
+fork of the run's own recipe on another allocation at a global batch no smaller (the same step on
+a less noisy gradient) is read by the model itself, on the run's curve carried by the noise scale
+(predictor.ttc_model): its promise of fewer iterations is the one McCandlish et al. measured, and
+a larger batch lowers the noise floor.
 
 Guard: a fork whose loss ends clearly above the run's continuation beside it (the two ran the
 same iterations from the same checkpoint) is evidence against it, and it is not read this way.
