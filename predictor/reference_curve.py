@@ -46,8 +46,10 @@ from predictor.se_model import (
     INTERVAL,
     Z80,
     Estimate,
+    Reading,
     floor_identified,
     noise_floor,
+    resampled_fits,
 )
 from predictor.types import ProbeResult
 
@@ -96,19 +98,9 @@ class ReferenceCurve:
         params = free if floor_identified(k, losses, family, free, capped) else capped
         if target is not None and params.c >= target and read_regime(k, losses).regime is not Regime.FLAT:
             params = capped
-        rng = np.random.default_rng(seed)
-        draws = []
-        for fitted_params, c_max in ((free, None), (capped, cap)):
-            fitted = family.loss(k, *fitted_params)
-            log_ratio = np.log(losses / np.maximum(fitted, 1e-12))
-            residuals = (log_ratio - log_ratio.mean()) * math.sqrt(len(k) / max(len(k) - 3, 1))
-            for _ in range(samples // 2):
-                resampled = fitted * np.exp(rng.choice(residuals, size=len(k), replace=True))
-                try:
-                    draws.append(family.fit(k, resampled, c_max=c_max))
-                except (RuntimeError, ValueError):
-                    continue
-        return cls(family, params, tuple(draws), int(end), cap)
+        readings = [Reading(free, None, losses), Reading(capped, cap, losses)]
+        draws = resampled_fits(family, k, readings, samples, np.random.default_rng(seed))
+        return cls(family, params, tuple(draw[0] for draw in draws if draw is not None), int(end), cap)
 
     def iteration_at(self, loss: float | np.ndarray, params: CurveParams | None = None) -> np.ndarray:
         """K(l): the lineage iteration at which the reference reaches ``loss`` (inf below its floor)."""

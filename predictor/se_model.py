@@ -24,7 +24,9 @@ Robustness, so that a plan cannot rest on one lucky dip of a short, noisy probe:
   the noise floor: c is fitted within [0, noise] and solving uses max(c, noise). This assumes
   the metric can fall to its noise floor, unless the curve itself shows a higher floor: an F-test
   (95%) of the free-floor fit against the capped one keeps the free floor when it fits
-  significantly better (a flattening curve, e.g. held-out loss near its floor);
+  significantly better (a flattening curve, e.g. held-out loss near its floor). The point uses the
+  capped floor, but until the F-test shows the floor the interval draws from both readings, so a
+  free floor at or above the target leaves the interval open above: the target may be out of reach;
 * *model-form uncertainty*: the bootstrap is run for every family (Optimus and the power law), and
   the interval is the pooled 10–90% of both, so it spans the disagreement between families; on
   top, the log-interval widens with the extrapolation distance, by FORM_SIGMA per e-fold of
@@ -35,11 +37,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from scipy import stats
 
-from predictor.loss_curves import FAMILIES, Family
+from predictor.loss_curves import FAMILIES, CurveParams, Family
 from predictor.types import ProbeResult
 
 BOOTSTRAP_SAMPLES = 60
@@ -100,35 +103,63 @@ def floor_identified(k: np.ndarray, losses: np.ndarray, family: Family, free: tu
     return (rss_capped - rss_free) / (rss_free / dof) > float(stats.f.ppf(0.95, 1, dof))
 
 
-def _solve(family: Family, k: np.ndarray, losses: np.ndarray, target: float, cap: float | None) -> float:
-    """Refit (floor within [0, cap] when capped) and solve with the floor at least ``cap``."""
-    try:
-        params = family.fit(k, np.maximum(losses, 1e-9), c_max=cap)
-    except (RuntimeError, ValueError):
-        return math.inf
+class Reading(NamedTuple):
+    """One reading of a curve: the params fitted to ``losses`` with the floor within [0, ``cap``]
+    (None: free)."""
+
+    params: CurveParams
+    cap: float | None
+    losses: np.ndarray
+
+
+def resampled_fits(family: Family, k: np.ndarray, readings: list[Reading], samples: int,
+                   rng: np.random.Generator) -> list[tuple[CurveParams, float | None] | None]:
+    """Residual bootstrap (ratios, inflated by √(n/(n−3))) of each reading of the curve, the samples
+    split evenly between them, each resample refitted under its reading's floor cap; None where a
+    refit failed. Both estimators of iterations to a target draw from here, so the interval of one
+    spans the same readings of the floor as the other's."""
+    draws: list[tuple[CurveParams, float | None] | None] = []
+    for params, cap, losses in readings:
+        fitted = family.loss(k, *params)
+        log_ratio = np.log(np.maximum(losses, 1e-12) / np.maximum(fitted, 1e-12))
+        residuals = (log_ratio - log_ratio.mean()) * math.sqrt(len(k) / max(len(k) - len(params), 1))
+        for _ in range(samples // len(readings)):
+            resampled = np.maximum(fitted * np.exp(rng.choice(residuals, size=len(k), replace=True)), 1e-12)
+            try:
+                draws.append((family.fit(k, resampled, c_max=cap), cap))
+            except (RuntimeError, ValueError):
+                draws.append(None)
+    return draws
+
+
+def _solve(family: Family, params: CurveParams, cap: float | None, target: float) -> float:
+    """Iterations to ``target`` with the floor at least ``cap``."""
     return family.solve(params._replace(c=max(params.c, cap or 0.0)), target)
 
 
 def _bootstrap(chosen: Family, k: np.ndarray, raw: np.ndarray, upper: np.ndarray, target: float,
                rng: np.random.Generator) -> tuple[float, list[float]] | None:
+    """The point from the capped fit (the free one where the F-test shows the curve's own floor) and
+    bootstrap solutions. Unless the floor is shown, the bootstrap draws from *both* readings: a curve
+    that has not shown its floor has not ruled out one at or above the target either (on
+    ``throttled_node`` the capped reading alone put a run that levels off above the target at
+    6,388 iterations, ×2, while the free fit put its floor above the target)."""
     try:
         free = chosen.fit(k, upper)
         floor = noise_floor(k, raw)
-        params = chosen.fit(k, upper, c_max=floor)
+        capped = chosen.fit(k, upper, c_max=floor)
     except (RuntimeError, ValueError):
         return None
-    cap: float | None = floor
-    if floor_identified(k, upper, chosen, free, params):
-        params, cap = free, None  # the curve shows its own floor: keep the free fit
-    fitted = chosen.loss(k, *params)
-    log_ratio = np.log(np.maximum(upper, 1e-12) / np.maximum(fitted, 1e-12))
-    residuals = (log_ratio - log_ratio.mean()) * math.sqrt(len(k) / max(len(k) - len(params), 1))
-    samples = [
-        _solve(chosen, k, fitted * np.exp(rng.choice(residuals, size=len(residuals), replace=True)),
-               target, cap)
-        for _ in range(BOOTSTRAP_SAMPLES)
-    ]
-    return chosen.solve(params._replace(c=max(params.c, cap or 0.0)), target), samples
+    if floor_identified(k, upper, chosen, free, capped):
+        readings = [Reading(free, None, upper)]  # the curve shows its own floor: keep the free fit
+    else:  # the free reading on the curve itself: an envelope turns a level, noisy curve into a staircase
+        try:
+            readings = [Reading(capped, floor, upper), Reading(chosen.fit(k, raw), None, raw)]
+        except (RuntimeError, ValueError):
+            return None
+    draws = resampled_fits(chosen, k, readings, BOOTSTRAP_SAMPLES, rng)
+    samples = [_solve(chosen, *draw, target) if draw is not None else math.inf for draw in draws]
+    return _solve(chosen, readings[0].params, readings[0].cap, target), samples
 
 
 def extrapolate(

@@ -68,6 +68,18 @@ def test_a_bouncing_probe_is_not_read_as_fast_convergence() -> None:
     assert noisy.value >= clean.value
 
 
+def test_a_curve_levelling_off_above_the_target_leaves_the_interval_open_above() -> None:
+    # Loss 0.1 + 0.5·(k+1)^−0.5 with 10% noise: its floor lies above the target 0.09, though not
+    # significantly enough for the F-test. The capped reading (floor at the noise band) puts the
+    # target at a finite iteration; the free reading, fitted to the curve itself, does not, so
+    # the interval must not close above (the capped reading alone said ≤ 20,345 iterations).
+    k = np.arange(50, 3201, 50, dtype=float)
+    losses = (0.1 + 0.5 * (k + 1) ** -0.5) * np.exp(np.random.default_rng(1).normal(0, 0.1, k.size))
+    estimate = extrapolate(k, losses, 0.09)
+    assert estimate is not None and math.isfinite(estimate.value)
+    assert math.isinf(estimate.high)
+
+
 def test_interval_widens_with_extrapolation_distance() -> None:
     k = np.arange(2.0, 22.0, 2.0)
     losses = 0.5 * (k + 1) ** -0.8 * np.exp(np.random.default_rng(0).normal(0, 0.02, k.size))
