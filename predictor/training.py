@@ -209,15 +209,21 @@ class TrainingPlanner:
 
     def _replan_requests(self, tip: ProbeResult, allocation_first: bool) -> list[ProbeRequest]:
         """Forks of the current config's neighbours from the run's checkpoint, within the budget.
-        The most promising move is the one the budget is for: when the room falls short of it,
-        every fork is shortened to what the room affords it, down to half the length (rather than
-        spending the room on the moves behind it)."""
+        The budget is for the most promising move the room affords at half the length or more:
+        when the room falls short of it, every fork is shortened to what the room affords it
+        (rather than spending the room on the moves behind it). A move the room cannot afford even
+        at half the length passes the budget to the next: a fork's length grows with the run, and
+        on ``throttled_node`` no move fitted at full length from iteration 14,476 on, so a run
+        levelled off above the target went 15,000 iterations without a re-plan."""
         length = max(self.length, tip.end_iteration // FORK_SHARE)
-        neighbours = self._neighbours(tip.config, allocation_first)
-        if neighbours:
-            first, room = self._cost(self._fork_request(tip, neighbours[0], length)), self._room()
-            if first > room > 0 and (affordable := int(length * room / first)) >= length // 2:
+        neighbours, room = self._neighbours(tip.config, allocation_first), self._room()
+        for config in neighbours:
+            cost = self._cost(self._fork_request(tip, config, length))
+            if cost <= room:
+                break
+            if room > 0 and (affordable := int(length * room / cost)) >= length // 2:
                 length = affordable
+                break
         return self._affordable_forks(tip, neighbours, length)
 
     def _timing_requests(self, tip: ProbeResult, allocation_first: bool) -> list[ProbeRequest]:

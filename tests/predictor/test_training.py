@@ -273,7 +273,25 @@ def test_the_most_promising_move_is_shortened_to_fit_the_room_down_to_half(
     if share >= 0.5:
         assert forks[0].config.key() == first.key() and forks[0].max_iterations == int(length * share)
     else:
-        assert all(f.config.key() != first.key() and f.max_iterations == length for f in forks)
+        assert all(f.config.key() != first.key() and length // 2 <= f.max_iterations <= length for f in forks)
+
+
+def test_a_move_the_room_cannot_afford_at_half_passes_the_budget_to_the_next(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No move fits the room at full length: the first fits at a tenth, the second at 0.625 of it,
+    so the second is forked, shortened (before, nothing was, and the run went on unplanned)."""
+    search, _ = studied()
+    planner = TrainingPlanner(search)
+    tip = planner.run[-1]
+    length = max(planner.length, tip.end_iteration // FORK_SHARE)
+    first, second = planner._neighbours(tip.config)[:2]
+    per_length = {first.key(): 10.0, second.key(): 1.6}
+    monkeypatch.setattr(planner, "_cost", lambda request: per_length.get(request.config.key(), 100.0)
+                        * request.max_iterations / length)
+    monkeypatch.setattr(planner, "_room", lambda: 1.0)
+    forks = planner._replan_requests(tip, allocation_first=False)
+    assert [(f.config.key(), f.max_iterations) for f in forks] == [(second.key(), int(length / 1.6))]
 
 
 def _one_challenger(monkeypatch: pytest.MonkeyPatch, resolved: bool
