@@ -11,7 +11,9 @@ model constant or default was chosen on it):
 2. **truth** — every config of a ground-truth grid is trained from scratch on each truth seed,
    censored at ``CENSOR``× the best TTC known so far (it only has to find anything faster);
 3. **figures** — regret = TTC(pick) / the best TTC known (grid ∪ every pick); the plan's prediction
-   error against its measured TTC (mean over truth seeds); probe cost = the study's cluster-seconds
+   error against its measured TTC (mean over truth seeds), only where the plan gives a number (where
+   it gives none, the point it withheld is reported beside it as ``withheld``, a diagnostic of what
+   the evidence would have said, never scored as the plan's error); probe cost = the study's cluster-seconds
    / TTC(plan); coverage of 80% intervals over the plan and sampled configs run as the plan would
    run them, a config predicted to reach that never did counting as a miss, and an interval with
    no upper end (it covers anything) not scored; ttc's TTC + probe cost against TPE's.
@@ -315,6 +317,8 @@ def evaluate(name: str, kind: str, jobs: int, seeds: list[int], cache: Path | No
                 "total_seconds": measured[method] + cost,
             }
         plan_check = _check(plan.predicted if plan.confidence.supported else None, measured["ttc"])
+        if not plan.confidence.supported:  # a diagnostic, never a plan error: what the plan held back
+            plan_check["withheld"] = _check(search.predict(plan.config), measured["ttc"])
         warmup = (Phase(search.warmup_config, search.fork.iteration)
                   if search.fork and search.warmup_config else None)
         checks = []
@@ -357,6 +361,8 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
             "worst_regret": max((m["regret"] for m in ttc), default=None),
             "median_plan_error": _median(errors),
             "plans_without_a_number": sum(r["plan"].get("predicted") is None for r in rows),
+            "median_withheld_error": _median([r["plan"]["withheld"]["error"] for r in rows
+                                              if r["plan"].get("withheld", {}).get("predicted") is not None]),
             "median_probe_cost": _median([m["probe_cost"] for m in ttc]),
             "worst_probe_cost": max((m["probe_cost"] for m in ttc), default=None),
             "beats_tpe_by_20pct": sum(r["tpe_ratio"] <= 0.8 for r in rows),
@@ -390,7 +396,10 @@ def main() -> None:
         result = evaluate(name, args.kind, args.jobs, seeds, args.truth_cache)
         results.append(result)
         m, plan = result["methods"], result["plan"]
+        withheld = plan.get("withheld", {})
         error = f"plan error {plan['error']:.1%}" if plan.get("predicted") is not None else "plan: no number"
+        if withheld.get("predicted") is not None:
+            error += f" (withheld {withheld['error']:.1%} off)"
         print(f"{name}{' (held out)' if result['held_out'] else ''}: regret ttc {m['ttc']['regret']:.3f} "
               f"tpe {m['tpe']['regret']:.3f} grid {m['plain_grid']['regret']:.3f} "
               f"naive {m['naive']['regret']:.3f}; {error}", end="")
