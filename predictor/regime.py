@@ -20,10 +20,7 @@ from a least-squares line in log k (robust to single noisy evaluations):
 
 A transient's end can look like a power law over two doublings, so a curve is only called steady
 when the same test, run on the curve cut at half its length, was steady too with a ratio that
-agrees within CONSISTENT_RATIO and within the drops' own noise (NOISE_MULTIPLE standard errors of
-the log ratios' difference): the regime has held for three doublings. The factor alone let a
-curve whose ratio fell from 1.23 to 0.72 with drops known to 2% pass as steady, and a power law
-fitted there put the target at a tenth of the iterations it took.
+agrees within CONSISTENT_RATIO: the regime has held for three doublings.
 """
 
 from __future__ import annotations
@@ -62,7 +59,6 @@ class RegimeReading:
     early_drop: float  # smoothed loss drop over [k/4, k/2]
     late_drop: float  # ... over [k/2, k]
     noise: float  # standard error of ``late_drop``
-    early_noise: float = 0.0  # ... of ``early_drop``
 
     @property
     def ratio(self) -> float:
@@ -101,22 +97,11 @@ def read_regime(iterations: np.ndarray, losses: np.ndarray) -> RegimeReading:
     if reading.regime is not Regime.STEADY:
         return reading
     earlier = _read_end(k[k <= k[-1] / 2], losses[k <= k[-1] / 2])
-    if earlier.regime is Regime.STEADY and _ratios_agree(earlier, reading):
+    agreement = reading.ratio / earlier.ratio if earlier.ratio > 0 else math.inf
+    consistent = earlier.regime is Regime.STEADY and 1 / CONSISTENT_RATIO <= agreement <= CONSISTENT_RATIO
+    if consistent:
         return reading
-    return RegimeReading(Regime.TRANSIENT, reading.early_drop, reading.late_drop, reading.noise,
-                         reading.early_noise)
-
-
-def _ratios_agree(earlier: RegimeReading, now: RegimeReading) -> bool:
-    """The drop ratio at k (D3/D2) agrees with the one at k/2 (D2/D1) within CONSISTENT_RATIO
-    and within noise: |log D3 − 2·log D2 + log D1| ≤ NOISE_MULTIPLE standard errors (delta method;
-    the middle drop D2 enters both ratios)."""
-    agreement = now.ratio / earlier.ratio if earlier.ratio > 0 else math.inf
-    if not 1 / CONSISTENT_RATIO <= agreement <= CONSISTENT_RATIO:
-        return False
-    error = math.sqrt((now.noise / now.late_drop) ** 2 + 4 * (now.early_noise / now.early_drop) ** 2
-                      + (earlier.early_noise / earlier.early_drop) ** 2)
-    return abs(math.log(agreement)) <= NOISE_MULTIPLE * error
+    return RegimeReading(Regime.TRANSIENT, reading.early_drop, reading.late_drop, reading.noise)
 
 
 def _read_end(k: np.ndarray, losses: np.ndarray) -> RegimeReading:
@@ -125,7 +110,7 @@ def _read_end(k: np.ndarray, losses: np.ndarray) -> RegimeReading:
     end = k[-1]
     if int((k >= end / 4).sum()) < MIN_POINTS:
         return RegimeReading(Regime.TOO_SHORT, 0.0, 0.0, 0.0)
-    early, early_error = _drop(k, losses, end / 4, end / 2)
+    early, _ = _drop(k, losses, end / 4, end / 2)
     late, late_error = _drop(k, losses, end / 2, end)
     if late <= NOISE_MULTIPLE * late_error:
         regime = Regime.FLAT  # no significant fall over the last doubling
@@ -135,7 +120,7 @@ def _read_end(k: np.ndarray, losses: np.ndarray) -> RegimeReading:
         regime = Regime.ACCELERATING
     else:
         regime = Regime.STEADY
-    return RegimeReading(regime, early, late, late_error, early_error)
+    return RegimeReading(regime, early, late, late_error)
 
 
 def _iterations_and_losses(curve: list[tuple[int, float, float]]) -> tuple[np.ndarray, np.ndarray]:
