@@ -9,8 +9,9 @@ is then the plan's latest probe, and the plan itself is in the study's user attr
 
 A trial the plan's choice gave no value (diverged, failed, no prediction of reaching the target, or
 a probe from scratch before the warm-up, not comparable with the forks) is left without one: Optuna
-records it as PRUNED, its reason in the ``ttc_reason`` user attribute. A plan with no prediction at
-all (the evidence supports no number) gets the value ``inf``: it is still the only complete trial.
+records it as PRUNED, its reason in the ``ttc_reason`` user attribute. A plan without a risk-aware
+score (no prediction at all, or an interval open above) is valued below every other trial: at
+predictor.ranking.UNBOUNDED, or just under the least value given, whichever is lower.
 
 Finished trials cannot be re-told in Optuna, so the study is deleted and re-created under the same
 name from the rewritten trials (public API only; works on RDB and in-memory storages alike).
@@ -18,13 +19,12 @@ name from the rewritten trials (public API only; works on RDB and in-memory stor
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
-from predictor.ranking import decision_values
+from predictor.ranking import TIE, UNBOUNDED, decision_values
 from predictor.types import Plan, json_safe
 
 if TYPE_CHECKING:
@@ -45,10 +45,12 @@ def plan_config_key(search: ColdStartSearch, plan: Plan) -> str | None:
 
 
 def agreeing_values(search: ColdStartSearch, plan: Plan) -> dict[str, float | None]:
-    """Probe key → the trial's value: the plan's decision value, ``inf`` for a plan without one."""
+    """Probe key → the trial's value: the plan's decision value; for a plan given none, a value
+    below every other (it is still the plan)."""
     values = decision_values(search, plan_config_key(search, plan))
     if plan.evidence and values.get(plan.evidence[-1]) is None:
-        values[plan.evidence[-1]] = math.inf  # no number: still the plan, and the only complete trial
+        least = min((v for v in values.values() if v is not None), default=UNBOUNDED)
+        values[plan.evidence[-1]] = min(least / (1 + TIE), UNBOUNDED)
     return values
 
 

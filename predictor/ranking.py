@@ -32,6 +32,7 @@ class RankedStudy(Protocol):
     def confidence_of(self, key: str) -> Confidence: ...
 
 TIE = 1e-9  # later segments and configs that did not beat the plan rank just after it
+UNBOUNDED = 1e300  # the value of a plan with no risk-aware score: Optuna must still order it first
 
 
 @dataclass(frozen=True)
@@ -115,17 +116,18 @@ def decision_values(search: RankedStudy, plan_key: str | None) -> dict[str, floa
 
     The plan's latest probe has the least value; every other probe is valued at its config's
     score, but never below the plan's (a config that did not beat the plan by the margin ranks
-    after it), each later in the order ttc ranks them.
+    after it), each later in the order ttc ranks them. A plan without a risk-aware score (kept
+    as the baseline, its interval open above) is valued UNBOUNDED, and the rest above it.
     """
     rows = ranking(search, plan_key)
     plan_score = next((r.score for r in rows if r.status == "plan"), math.inf)
     values: dict[str, float | None] = {}
-    floor = plan_score if math.isfinite(plan_score) else 1e300
+    floor = plan_score if math.isfinite(plan_score) else UNBOUNDED
     for rank, row in enumerate(rows):
-        if row.status in ("diverged", "failed") or not math.isfinite(row.score):
+        if row.status in ("diverged", "failed") or (row.status != "plan" and not math.isfinite(row.score)):
             values |= dict.fromkeys(row.probe_keys)
             continue
-        value = row.score if row.status == "plan" else max(row.score, floor) * (1 + TIE * rank)
+        value = floor if row.status == "plan" else max(row.score, floor) * (1 + TIE * (rank + 1))
         for position, key in enumerate(reversed(row.probe_keys)):  # latest probe first
             values[key] = value * (1 + TIE * position)
     for probe in search.probes:  # probes of an earlier epoch (the sweep before the warm-up)

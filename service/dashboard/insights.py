@@ -18,6 +18,7 @@ import optuna
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 from optuna.trial import FrozenTrial, TrialState
 
+from predictor.ranking import UNBOUNDED
 from predictor.trial_space import TRIAL_PARAMS as PARAMS
 from predictor.types import json_safe
 from service.dashboard import views
@@ -79,8 +80,10 @@ def trial_attrs(database_url: str, study_id: str, probe_key: str) -> dict[str, A
 
 
 def _complete(trials: list[FrozenTrial]) -> list[FrozenTrial]:
+    """Trials with a score: a value at predictor.ranking.UNBOUNDED or above only orders trials
+    behind a plan that has no score of its own, and explains nothing."""
     return [t for t in trials if t.state is TrialState.COMPLETE and t.value is not None
-            and math.isfinite(t.value)]
+            and math.isfinite(t.value) and t.value < UNBOUNDED]
 
 
 def _varying(trials: list[FrozenTrial]) -> list[str]:

@@ -9,9 +9,10 @@ import optuna
 import pytest
 
 from predictor.agreement import PLAN_ATTR, agree
+from predictor.ranking import decision_values
 from predictor.search import ColdStartSearch
 from predictor.trial_space import TRIAL_PARAMS as PARAMS
-from predictor.types import Budget, json_safe
+from predictor.types import Budget, Confidence, Config, Prediction, ProbeResult, json_safe
 from tests.predictor.test_search import LONG, SPACE, SyntheticCluster, few_bootstrap_samples  # noqa: F401
 
 BUDGETS = {
@@ -51,3 +52,34 @@ def test_the_best_trial_is_the_plan(name: str) -> None:
             assert trial.value >= loaded.best_value and not math.isnan(trial.value)
         else:
             assert trial.user_attrs["ttc_reason"]
+
+
+class _KeptBaselineStudy:
+    """A study whose plan kept the baseline (its interval open above: no risk-aware score) over a
+    challenger with a bounded interval whose point is not 5% better."""
+
+    def __init__(self) -> None:
+        self.baseline = Config("sync", 2, 2, lr=0.1, momentum=0.9)
+        challenger = Config("sync", 1, 2, lr=0.1, momentum=0.9)
+        self.probes = [ProbeResult(c, 50, 1.0, [], key=f"{c.key()}@0+50")
+                       for c in (self.baseline, challenger)]
+        self.predictions = {self.baseline.key(): Prediction(1.0, 0.5, math.inf, 1e-3, 1e3),
+                            challenger.key(): Prediction(0.98, 0.9, 1.1, 1e-3, 980)}
+        self.pruned: set[str] = set()
+
+    def views(self) -> dict[str, ProbeResult]:
+        return {p.config.key(): p for p in self.probes}
+
+    def confidence_of(self, key: str) -> Confidence:
+        return Confidence("none", "test")
+
+
+def test_a_kept_plan_without_a_risk_aware_score_still_has_the_least_value() -> None:
+    """A challenger's finite score must not undercut a plan whose score is unbounded: every value
+    but the plan's is above it (the minimal spec of issue 14's slow test kept a 2-device baseline
+    over a 1-device config, and Optuna's best trial was the 1-device one)."""
+    study = _KeptBaselineStudy()
+    values = decision_values(study, study.baseline.key())
+    plan_probe, other = (p.probe_key for p in study.probes)
+    assert values[plan_probe] is not None and values[other] is not None
+    assert values[plan_probe] < values[other]
