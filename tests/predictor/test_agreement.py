@@ -76,8 +76,8 @@ class _KeptBaselineStudy:
 
 def test_a_kept_plan_without_a_risk_aware_score_still_has_the_least_value() -> None:
     """A challenger's finite score must not undercut a plan whose score is unbounded: every value
-    but the plan's is above it (the minimal spec of issue 14's slow test kept a 2-device baseline
-    over a 1-device config, and Optuna's best trial was the 1-device one)."""
+    but the plan's is above it (the five-probe spec of the slow agreement test kept a 2-device
+    baseline over a 1-device config, and Optuna's best trial was the 1-device one)."""
     study = _KeptBaselineStudy()
     values = decision_values(study, study.baseline.key())
     plan_probe, other = (p.probe_key for p in study.probes)
