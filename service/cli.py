@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from predictor.types import ProbeResult
     from service.cli_progress import TuneProgress
     from service.run_configs import RunTarget
+    from service.settings import Settings
     from worker.spec import Spec
 
 app = typer.Typer(add_completion=False, help="Find the training configuration that converges soonest.")
@@ -96,7 +97,7 @@ def tune(
     if server is not None:
         payload = _tune_on_server(server, spec, settings.api_token, as_json)
     else:
-        payload = _tune_locally(spec, settings.database_url, settings.ray_address, as_json)
+        payload = _tune_locally(spec, settings, as_json)
     _emit(payload, as_json, out_file)
     if not as_json:
         print_plan(payload)
@@ -124,15 +125,16 @@ def _check_cluster(spec: Spec, ray_address: str | None) -> None:
         raise _fail(EXIT_BAD_INPUT, str(exc)) from None
 
 
-def _tune_locally(spec: Spec, database_url: str, ray_address: str | None, as_json: bool) -> dict[str, Any]:
+def _tune_locally(spec: Spec, settings: Settings, as_json: bool) -> dict[str, Any]:
     from predictor import TargetUnreachable
     from service.db import Database
-    from service.orchestration import StudyRunner
+    from service.held_lease import HeldLease, local_owner
+    from service.orchestration import StudyCancelled, StudyRunner
     from worker.spec import SpecError
 
     quiet_ray()
-    _check_cluster(spec, ray_address)
-    db = Database(database_url)
+    _check_cluster(spec, settings.ray_address)
+    db = Database(settings.database_url)
     db.migrate()
     bar = _progress(as_json, spec.budget.max_probes)
     on_progress = None if bar is None else (lambda p: bar.update(p.probes_done, p.best_ttc))
@@ -146,16 +148,20 @@ def _tune_locally(spec: Spec, database_url: str, ray_address: str | None, as_jso
             failures.append(result.error)
             _report_failure(result.config.key(), result.error)
 
-    runner = StudyRunner(db, ray_address, on_progress=on_progress, on_probe=on_probe)
-    study_id = runner.submit(spec)
+    runner = StudyRunner(db, settings.ray_address, on_progress=on_progress, on_probe=on_probe)
+    owner = local_owner()
+    study_id = runner.submit(spec, owner=owner, lease_seconds=settings.lease_seconds)
     if not as_json:
-        err.print(f"study {study_id} · recorded in {database_url}", highlight=False)
+        err.print(f"study {study_id} · recorded in {settings.database_url}", highlight=False)
+    lease = HeldLease(db, study_id, owner, settings.lease_seconds)
     try:
-        with bar or contextlib.nullcontext():
-            plan = runner.run(study_id)
+        with lease, bar or contextlib.nullcontext():
+            plan = runner.run(study_id, lease.lost)
     except SpecError as exc:  # InfeasibleCluster: Ray nodes left since _check_cluster
         runner.fail(study_id, f"{type(exc).__name__}: {exc}")
         raise _fail(EXIT_BAD_INPUT, str(exc)) from None
+    except StudyCancelled as exc:
+        raise _fail(EXIT_INTERNAL, lease.why_stopped(exc)) from None
     except TargetUnreachable as exc:
         if probes and len(failures) == probes:
             raise _fail(EXIT_INTERNAL, f"every probe failed on the cluster ({probes}); the first: "

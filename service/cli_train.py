@@ -23,6 +23,7 @@ from service.cli_plan import seconds_text
 if TYPE_CHECKING:
     from predictor.training import TrainingPlanner
     from predictor.types import ProbeResult
+    from service.settings import Settings
     from worker.spec import Spec
 
 err = make_console(stderr=True)
@@ -52,7 +53,7 @@ def train(
     if server is not None:
         payload = _train_on_server(server, spec, settings.api_token, max_iterations, as_json)
     else:
-        payload = _train_locally(spec, settings.database_url, settings.ray_address, max_iterations, as_json)
+        payload = _train_locally(spec, settings, max_iterations, as_json)
     if as_json:
         print(json.dumps(payload, indent=2))
     else:
@@ -77,17 +78,16 @@ def _load(spec_path: Path, max_overhead: float | None) -> Spec:
     return spec
 
 
-def _train_locally(
-    spec: Spec, database_url: str, ray_address: str | None, max_iterations: int, as_json: bool
-) -> dict[str, Any]:
+def _train_locally(spec: Spec, settings: Settings, max_iterations: int, as_json: bool) -> dict[str, Any]:
     from predictor import TargetUnreachable
     from service.db import Database
+    from service.held_lease import HeldLease, local_owner
     from service.orchestration import StudyCancelled
     from service.training import TrainingFailed, TrainingRunner
     from worker.spec import SpecError
 
     quiet_ray()
-    db = Database(database_url)
+    db = Database(settings.database_url)
     db.migrate()
 
     def on_segment(result: ProbeResult, role: str, planner: TrainingPlanner) -> None:
@@ -98,12 +98,16 @@ def _train_locally(
                   f"{result.final_loss:.4g}" + (f" [red]{escape(result.error)}[/]" if result.error else ""),
                   highlight=False)
 
-    runner = TrainingRunner(db, ray_address, on_segment=on_segment)
-    study_id = runner.submit(spec, max_iterations=max_iterations)
+    runner = TrainingRunner(db, settings.ray_address, on_segment=on_segment)
+    owner = local_owner()
+    study_id = runner.submit(spec, max_iterations=max_iterations, owner=owner,
+                             lease_seconds=settings.lease_seconds)
     if not as_json:
-        err.print(f"study {study_id} · training recorded in {database_url}", highlight=False)
+        err.print(f"study {study_id} · training recorded in {settings.database_url}", highlight=False)
+    lease = HeldLease(db, study_id, owner, settings.lease_seconds)
     try:
-        result = runner.run(study_id)
+        with lease:
+            result = runner.run(study_id, lease.lost)
     except SpecError as exc:  # InfeasibleCluster
         runner.fail(study_id, "failed", f"{type(exc).__name__}: {exc}")
         raise _fail(EXIT_BAD_INPUT, str(exc)) from None
@@ -112,7 +116,7 @@ def _train_locally(
     except TrainingFailed as exc:
         raise _fail(EXIT_INTERNAL, f"a run segment failed on the cluster: {exc}") from None
     except StudyCancelled as exc:
-        raise _fail(EXIT_INTERNAL, str(exc)) from None
+        raise _fail(EXIT_INTERNAL, lease.why_stopped(exc)) from None
     return result.to_dict()
 
 

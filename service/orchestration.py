@@ -30,7 +30,7 @@ import optuna
 from sqlalchemy.orm import Session
 
 from predictor import ColdStartSearch, Plan, ProbeRequest, ProbeResult, TargetUnreachable, agree
-from service import crud
+from service import crud, held_lease
 from service.checkpoints import DatabaseStates, dump_state
 from service.db import Database
 from service.db.reconnect import wait_for_server
@@ -145,9 +145,13 @@ class StudyRunner:
         self.on_progress = on_progress
         self.on_probe = on_probe
 
-    def submit(self, spec: Spec) -> str:
+    def submit(self, spec: Spec, owner: str | None = None, lease_seconds: float = 30.0) -> str:
+        """A new study; ``owner`` takes its lease in the same transaction (a local run: held_lease)."""
         with self.db.transaction() as session:
-            return crud.create_study(session, spec=spec.model_dump(mode="json")).id
+            study_id = crud.create_study(session, spec=spec.model_dump(mode="json")).id
+            if owner is not None:
+                held_lease.take(session, study_id, owner, lease_seconds)
+            return study_id
 
     def run(self, study_id: str, stop: threading.Event | None = None) -> Plan:
         """Run (or resume) a study to its plan.

@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 from predictor import ColdStartSearch, ProbeRequest, ProbeResult, TargetUnreachable
 from predictor.lineages import merge
 from predictor.training import TrainingPlanner, TrainingResult, same_segment
-from service import crud
+from service import crud, held_lease
 from service.checkpoints import DatabaseStates, dump_state
 from service.db import ACTIVE_STATES, Database
 from service.orchestration import StudyCancelled, StudyRunner, replay_search, tell_replayed
@@ -56,12 +56,16 @@ class TrainingRunner:
         self.on_segment = on_segment
 
     def submit(self, spec: Spec, max_iterations: int = DEFAULT_MAX_ITERATIONS,
-               max_overhead: float | None = None) -> str:
-        """A new study with its training attached (``ttc train``)."""
+               max_overhead: float | None = None, owner: str | None = None,
+               lease_seconds: float = 30.0) -> str:
+        """A new study with its training attached (``ttc train``); ``owner`` takes its lease in
+        the same transaction (a local run: held_lease)."""
         with self.db.transaction() as session:
             study_id = crud.create_study(session, spec=spec.model_dump(mode="json")).id
             crud.create_training(session, study_id=study_id, max_iterations=max_iterations,
                                  max_overhead=max_overhead)
+            if owner is not None:
+                held_lease.take(session, study_id, owner, lease_seconds)
             return study_id
 
     def run(self, study_id: str, stop: threading.Event | None = None) -> TrainingResult:

@@ -69,10 +69,10 @@ class FailingRunner:
         self.on_probe = on_probe
         self.failed: list[tuple[str, str]] = []
 
-    def submit(self, spec: object) -> str:
+    def submit(self, spec: object, owner: str | None = None, lease_seconds: float = 30.0) -> str:
         return "s1"
 
-    def run(self, study_id: str) -> Plan:
+    def run(self, study_id: str, stop: object = None) -> Plan:
         for lr in (0.1, 0.3):
             error = f"ValidationError: hidden: Input should be greater than 0 (got 0) [lr={lr}]"
             self.on_probe(ProbeResult(Config("sync", 1, 2, lr=lr), 0, 0.0, [], error=error))

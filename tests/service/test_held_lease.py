@@ -1,0 +1,44 @@
+"""A study run by the local CLI holds its lease, so a ``ttc serve`` on the same database leaves it
+alone (it used to claim it at once, and both drove it: "already finished; it is never re-run")."""
+
+from __future__ import annotations
+
+import pytest
+
+from service import crud
+from service.db import Database
+from service.held_lease import HeldLease, local_owner
+from service.orchestration import StudyRunner
+from service.scheduler import StudyScheduler
+from service.settings import Settings
+from service.training import TrainingRunner
+from tests.service.service_helpers import tiny_spec
+from worker.spec import parse_spec
+
+
+@pytest.mark.parametrize("runner", [StudyRunner, TrainingRunner])
+def test_a_server_does_not_claim_a_study_the_local_cli_runs_until_the_cli_lets_go(
+    db: Database, runner: type[StudyRunner] | type[TrainingRunner]
+) -> None:
+    owner = local_owner()
+    study_id = runner(db).submit(parse_spec(tiny_spec()), owner=owner, lease_seconds=30)
+    server = StudyScheduler(db, Settings(database_url=db.url))
+    with HeldLease(db, study_id, owner, seconds=30):
+        server._claim()
+        assert server.running() == []
+        assert not server._acquire(study_id)
+    # the CLI stopped with the study unfinished (an error, a Ctrl-C): a server may resume it
+    assert server._acquire(study_id)
+
+
+def test_a_lease_taken_over_by_another_process_stops_the_local_run(db: Database) -> None:
+    owner = local_owner()
+    study_id = StudyRunner(db).submit(parse_spec(tiny_spec()), owner=owner, lease_seconds=0.3)
+    with HeldLease(db, study_id, owner, seconds=0.3) as lease:
+        with db.transaction() as session:  # as if this process stalled past its lease
+            crud.release_lease(session, study_id=study_id, owner=owner)
+            assert crud.acquire_lease(session, study_id=study_id, owner="server", seconds=30)
+        assert lease.lost.wait(10)
+        assert "took the study over" in lease.why_stopped(RuntimeError("stopped"))
+    with db.read() as session:  # the new holder's lease is left as it is
+        assert crud.lease_expires_at(session, study_id=study_id) is not None
