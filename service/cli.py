@@ -24,7 +24,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from service.cli_exit import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_SERVICE, EXIT_UNREACHABLE
+from service.cli_exit import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_SERVICE,
+    EXIT_UNREACHABLE,
+    INTERRUPTED,
+)
 from service.cli_output import make_console, quiet_ray
 from service.cli_plan import print_plan, seconds_text
 from service.cli_studies import studies_app
@@ -162,6 +170,9 @@ def _tune_locally(spec: Spec, settings: Settings, as_json: bool) -> dict[str, An
         raise _fail(EXIT_BAD_INPUT, str(exc)) from None
     except StudyCancelled as exc:
         raise _fail(EXIT_INTERNAL, lease.why_stopped(exc)) from None
+    except KeyboardInterrupt:
+        runner.cancel(study_id, INTERRUPTED)
+        raise _fail(EXIT_INTERRUPTED, f"interrupted: study {study_id} cancelled") from None
     except TargetUnreachable as exc:
         if probes and len(failures) == probes:
             raise _fail(EXIT_INTERNAL, f"every probe failed on the cluster ({probes}); the first: "

@@ -4,7 +4,8 @@ or on a service with ``--server``.
 
 Exit codes (``service.cli_exit``): 0 the target was reached, 2 a bad spec or option, 3 the target
 was not reached (no plan, or the run stopped short of it), 1 an internal error or a run segment that
-failed on the cluster, 4 the service is unreachable or refused the call.
+failed on the cluster, 4 the service is unreachable or refused the call, 130 interrupted (Ctrl-C:
+the training is cancelled, and its study when it was still tuning).
 """
 
 from __future__ import annotations
@@ -16,7 +17,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from service.cli_exit import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_SERVICE, EXIT_UNREACHABLE
+from service.cli_exit import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_SERVICE,
+    EXIT_UNREACHABLE,
+    INTERRUPTED,
+)
 from service.cli_output import make_console, quiet_ray
 from service.cli_plan import seconds_text
 
@@ -117,6 +125,9 @@ def _train_locally(spec: Spec, settings: Settings, max_iterations: int, as_json:
         raise _fail(EXIT_INTERNAL, f"a run segment failed on the cluster: {exc}") from None
     except StudyCancelled as exc:
         raise _fail(EXIT_INTERNAL, lease.why_stopped(exc)) from None
+    except KeyboardInterrupt:
+        runner.fail(study_id, "cancelled", INTERRUPTED)
+        raise _fail(EXIT_INTERRUPTED, f"interrupted: the training of study {study_id} cancelled") from None
     return result.to_dict()
 
 

@@ -223,6 +223,10 @@ class StudyRunner:
         """Record an internal error that ended the study."""
         self._finish(study_id, "failed", error)
 
+    def cancel(self, study_id: str, reason: str) -> None:
+        """End a study its own process stopped (a local run interrupted): not left to a server."""
+        self._finish(study_id, "cancelled", reason)
+
     def _finish(self, study_id: str, state: str, error: str) -> None:
         """End the study; probes it left in flight (cancelled on Ray) end with it, as ``cancelled``."""
         def finish(session: Session) -> None:

@@ -121,12 +121,13 @@ class TrainingRunner:
         return result
 
     def fail(self, study_id: str, state: str, error: str) -> None:
-        """End the training (and its study, when the study had not finished) with ``state``."""
+        """End the training (and its study, when the study had not finished: a server would
+        otherwise claim the unfinished study and run it) with ``state``."""
         def end(session: Session) -> None:
             study = crud.get_study(session, study_id=study_id)
-            if study is not None and study.state in ACTIVE_STATES and state == "failed":
+            if study is not None and study.state in ACTIVE_STATES and state in ("failed", "cancelled"):
                 crud.cancel_unfinished_probes(session, study_id=study_id)
-                crud.set_state(session, study_id=study_id, state="failed", error=error)
+                crud.set_state(session, study_id=study_id, state=state, error=error)
             crud.set_training_state(session, study_id=study_id, state=state, error=error)
 
         self.db.write(end)

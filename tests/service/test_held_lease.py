@@ -1,11 +1,16 @@
 """A study run by the local CLI holds its lease, so a ``ttc serve`` on the same database leaves it
-alone (it used to claim it at once, and both drove it: "already finished; it is never re-run")."""
+alone (it used to claim it at once, and both drove it: "already finished; it is never re-run"),
+and ends cancelled when the CLI is interrupted (it used to stay "running", for a server to run)."""
 
 from __future__ import annotations
 
-import pytest
+import json
+from pathlib import Path
 
-from service import crud
+import pytest
+from typer.testing import CliRunner
+
+from service import cli, crud, orchestration, training
 from service.db import Database
 from service.held_lease import HeldLease, local_owner
 from service.orchestration import StudyRunner
@@ -42,3 +47,27 @@ def test_a_lease_taken_over_by_another_process_stops_the_local_run(db: Database)
         assert "took the study over" in lease.why_stopped(RuntimeError("stopped"))
     with db.read() as session:  # the new holder's lease is left as it is
         assert crud.lease_expires_at(session, study_id=study_id) is not None
+
+
+@pytest.mark.parametrize(("command", "runner"), [("tune", orchestration.StudyRunner),
+                                                 ("train", training.TrainingRunner)])
+def test_an_interrupted_local_run_cancels_its_study(
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, runner: type
+) -> None:
+    def interrupted(self: object, study_id: str, stop: object = None) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setenv("TTC_DATABASE_URL", db.url)
+    monkeypatch.setattr(runner, "run", interrupted)
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps(tiny_spec()))
+    result = CliRunner().invoke(cli.app, [command, str(spec)])
+    assert result.exit_code == 130, result.output
+    assert "interrupted" in result.stderr
+    with db.read() as session:
+        (study,), _ = crud.list_studies(session)
+        assert study.state == "cancelled"
+        assert crud.lease_expires_at(session, study_id=study.id) is None
+        if command == "train":
+            assert crud.get_training(session, study_id=study.id).state == "cancelled"
+    assert not StudyScheduler(db, Settings(database_url=db.url))._acquire(study.id)
