@@ -44,8 +44,9 @@ def assess(prediction: Prediction | None, reached: bool, regime: RegimeReading |
         return Confidence("none", f"would extrapolate {extrapolation:.0f}× past the {evidence} "
                                   f"(more than {MAX_EXTRAPOLATION:.0f}×)")
     if drift > MAX_DRIFT:
-        return Confidence("none", f"the extrapolation moved ×{drift:.3g} when the evidence doubled "
-                                  f"(more than ×{MAX_DRIFT}): the curve has not settled; {evidence}")
+        moved = (f"moved ×{drift:.3g} when the evidence doubled (more than ×{MAX_DRIFT})"
+                 if math.isfinite(drift) else "has no counterpart on the first half of the evidence")
+        return Confidence("none", f"the extrapolation {moved}: the curve has not settled; {evidence}")
     if not math.isfinite(prediction.ttc_high):
         return Confidence("none", f"its 80% interval has no upper end (the probes' progress is within "
                                   f"their noise, or they may never reach); {evidence}")

@@ -253,6 +253,13 @@ class Prediction:
     def to_dict(self) -> dict[str, float | None]:
         return json_safe(dataclasses.asdict(self))
 
+    def public(self, confidence: Confidence) -> dict[str, float | None]:
+        """``to_dict`` as users see it: no number where ``confidence`` supports none."""
+        data = self.to_dict()
+        if not confidence.supported:
+            data |= {"ttc_seconds": None, "ttc_low": None, "ttc_high": None, "iterations": None}
+        return data
+
     @classmethod
     def from_dict(cls, data: dict[str, float | None]) -> Prediction:
         """Inverse of ``to_dict``: a missing bound (``None``) is unbounded."""
@@ -331,9 +338,7 @@ class Plan:
     ranking: list[dict[str, Any]] = field(default_factory=list)  # predictor.ranking rows, best first
 
     def to_dict(self) -> dict[str, Any]:
-        predicted = self.predicted.to_dict()
-        if not self.confidence.supported:
-            predicted |= {"ttc_seconds": None, "ttc_low": None, "ttc_high": None, "iterations": None}
+        predicted = self.predicted.public(self.confidence)
         return {
             "study_id": self.study_id,
             "config": self.config.to_dict(),

@@ -313,6 +313,7 @@ def predict(
     as_json: JsonOpt = False,
 ) -> None:
     """Predict one configuration's TTC from a single short probe of it."""
+    from predictor.types import Config
     from service.run_configs import predict_config
     from service.settings import get_settings
     from worker.spec import SpecError
@@ -324,7 +325,11 @@ def predict(
     except SpecError as exc:  # InfeasibleCluster
         raise _fail(EXIT_BAD_INPUT, str(exc)) from None
     _emit(predictions if len(predictions) > 1 else predictions[0], True)
-    if any(p["predicted"] is None for p in predictions):
+    unsupported = [p for p in predictions if p["predicted"] is None or p["predicted"]["ttc_seconds"] is None]
+    for p in unsupported:
+        err.print(f"no supported prediction for {escape(Config.from_dict(p['config']).key())}: "
+                  f"{escape(p['confidence']['reason'])}", highlight=False)
+    if unsupported:
         raise typer.Exit(EXIT_UNREACHABLE)
 
 

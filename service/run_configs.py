@@ -13,8 +13,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from predictor import Config, Plan, ProbeRequest, ProbeResult, predict_ttc
+from predictor import Config, Plan, ProbeRequest, ProbeResult
 from predictor.lineages import merge
+from predictor.one_probe import predict_from_probe
 from predictor.types import Phase
 from service import crud
 from service.db import Database
@@ -164,7 +165,8 @@ def record_runs(db: Database, targets: list[RunTarget], results: list[dict[str, 
 
 
 def predict_config(spec: Spec, configs: list[Config], ray_address: str | None) -> list[dict[str, Any]]:
-    """One probe per config (the spec's probe budget), then the TTC model's prediction."""
+    """One probe per config (the spec's probe budget), then the TTC model's prediction with how
+    far the probe supports it (predictor.one_probe: no number where it supports none)."""
     for config in configs:
         check_fits(spec, config)
     launcher = ProbeLauncher(spec, ray_address)
@@ -173,10 +175,11 @@ def predict_config(spec: Spec, configs: list[Config], ray_address: str | None) -
     predictions = {}
     requests = [ProbeRequest(c, spec.budget.probe_seconds, spec.budget.probe_max_iterations) for c in configs]
     for result in launcher.run(requests):
-        prediction = predict_ttc(result, target)
+        prediction, confidence = predict_from_probe(result, target)
         predictions[result.config.key()] = {
             "config": result.config.to_dict(),
-            "predicted": prediction.to_dict() if prediction else None,
+            "predicted": prediction.public(confidence) if prediction else None,
+            "confidence": {"level": confidence.level, "reason": confidence.reason},
             "probe": {"iterations": result.iterations, "seconds": result.seconds,
                       "final_loss": result.final_loss, "diverged": result.diverged},
         }

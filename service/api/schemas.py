@@ -60,6 +60,7 @@ class PredictedTTC(BaseModel):
     ttc_high: float | None
     seconds_per_iteration: float | None
     iterations: float | None
+    evidence_iterations: float | None = None  # measured on the lineage: iterations / this = extrapolation
 
 
 class Baseline(BaseModel):
@@ -128,9 +129,17 @@ class ProbeSummary(BaseModel):
     diverged: bool
 
 
+class ConfidenceOut(BaseModel):
+    """How far the evidence supports the prediction; at ``none`` its TTC fields are null."""
+
+    level: Literal["none", "low", "medium", "high"]
+    reason: str
+
+
 class PredictResult(BaseModel):
     config: ConfigSpec
     predicted: PredictedTTC | None
+    confidence: ConfidenceOut
     probe: ProbeSummary
 
 
