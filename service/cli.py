@@ -161,7 +161,8 @@ def _tune_locally(spec: Spec, settings: Settings, as_json: bool) -> dict[str, An
     study_id = runner.submit(spec, owner=owner, lease_seconds=settings.lease_seconds)
     if not as_json:
         err.print(f"study {study_id} · recorded in {settings.database_url}", highlight=False)
-    lease = HeldLease(db, study_id, owner, settings.lease_seconds)
+    lease = HeldLease(db, study_id, owner, settings.lease_seconds,
+                      on_interrupt=lambda: runner.cancel(study_id, INTERRUPTED))
     try:
         with lease, bar or contextlib.nullcontext():
             plan = runner.run(study_id, lease.lost)
@@ -171,7 +172,6 @@ def _tune_locally(spec: Spec, settings: Settings, as_json: bool) -> dict[str, An
     except StudyCancelled as exc:
         raise _fail(EXIT_INTERNAL, lease.why_stopped(exc)) from None
     except KeyboardInterrupt:
-        runner.cancel(study_id, INTERRUPTED)
         raise _fail(EXIT_INTERRUPTED, f"interrupted: study {study_id} cancelled") from None
     except TargetUnreachable as exc:
         if probes and len(failures) == probes:

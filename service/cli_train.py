@@ -112,7 +112,8 @@ def _train_locally(spec: Spec, settings: Settings, max_iterations: int, as_json:
                              lease_seconds=settings.lease_seconds)
     if not as_json:
         err.print(f"study {study_id} · training recorded in {settings.database_url}", highlight=False)
-    lease = HeldLease(db, study_id, owner, settings.lease_seconds)
+    lease = HeldLease(db, study_id, owner, settings.lease_seconds,
+                      on_interrupt=lambda: runner.fail(study_id, "cancelled", INTERRUPTED))
     try:
         with lease:
             result = runner.run(study_id, lease.lost)
@@ -126,7 +127,6 @@ def _train_locally(spec: Spec, settings: Settings, max_iterations: int, as_json:
     except StudyCancelled as exc:
         raise _fail(EXIT_INTERNAL, lease.why_stopped(exc)) from None
     except KeyboardInterrupt:
-        runner.fail(study_id, "cancelled", INTERRUPTED)
         raise _fail(EXIT_INTERRUPTED, f"interrupted: the training of study {study_id} cancelled") from None
     return result.to_dict()
 

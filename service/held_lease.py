@@ -15,6 +15,7 @@ import os
 import socket
 import threading
 import uuid
+from collections.abc import Callable
 from types import TracebackType
 
 from sqlalchemy.orm import Session
@@ -39,10 +40,14 @@ def take(session: Session, study_id: str, owner: str, seconds: float) -> None:
 
 class HeldLease:
     """Heartbeat of a lease taken by ``take``; ``lost`` is set when another holder took it over
-    (this process stalled past the lease), and the runner given it as its ``stop`` stops."""
+    (this process stalled past the lease), and the runner given it as its ``stop`` stops.
+    ``on_interrupt`` ends the study when a Ctrl-C leaves the block, before the lease is let go (a
+    server could otherwise claim the study in between)."""
 
-    def __init__(self, db: Database, study_id: str, owner: str, seconds: float) -> None:
+    def __init__(self, db: Database, study_id: str, owner: str, seconds: float,
+                 on_interrupt: Callable[[], None] | None = None) -> None:
         self.db, self.study_id, self.owner, self.seconds = db, study_id, owner, seconds
+        self.on_interrupt = on_interrupt
         self.lost = threading.Event()
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._beat, name=f"lease-{study_id}", daemon=True)
@@ -55,6 +60,8 @@ class HeldLease:
                  trace: TracebackType | None) -> None:
         self._done.set()
         self._thread.join()
+        if kind is KeyboardInterrupt and self.on_interrupt is not None and not self.lost.is_set():
+            self.on_interrupt()
         if not self.lost.is_set():
             with self.db.transaction() as session:
                 crud.release_lease(session, study_id=self.study_id, owner=self.owner)
