@@ -51,7 +51,8 @@ def run(settings: Settings, parent_pid: int | None = None) -> None:
 
 
 def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    # Timestamped: an operator reading a study's log needs to know when each step happened.
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     parent = os.environ.get("TTC_ORCHESTRATOR_PARENT")
     run(get_settings(), int(parent) if parent else None)
 
