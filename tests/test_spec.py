@@ -39,6 +39,16 @@ def test_bad_field_is_named_with_its_value(data: dict, field: str, value: str) -
     assert field in message and value in message
 
 
+def test_a_misspelt_field_names_the_one_meant() -> None:
+    with pytest.raises(SpecError) as info:
+        parse_spec({"workload": {"name": "digits-mlp"}, "search": {"learning_rate": [0.1]},
+                    "budget": {"max_probe": 3}, "colour": "red"})
+    lines = str(info.value).splitlines()
+    assert any("search.learning_rate" in line and "did you mean 'learning_rates'?" in line for line in lines)
+    assert any("budget.max_probe" in line and "did you mean 'max_probes'?" in line for line in lines)
+    assert any(line.startswith("colour") and "did you mean" not in line for line in lines)  # nothing close
+
+
 def test_node_speed_must_match_nodes() -> None:
     with pytest.raises(SpecError, match="node_speed has 1 entries but nodes=2"):
         parse_spec({"workload": {"name": "digits-mlp"}, "cluster": {"nodes": 2, "node_speed": [1.0]}})

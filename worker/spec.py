@@ -6,8 +6,10 @@ only a workload. Error messages name the field path and the offending value.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
+import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -254,13 +256,38 @@ class SpecError(ValueError):
     """A spec that cannot be used; the message lists every bad field and value."""
 
 
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model inside a field's annotation (``X``, ``X | None``, ``list[X]``)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return next((m for arg in typing.get_args(annotation) if (m := _model_in(arg))), None)
+
+
+def did_you_mean(model: type[BaseModel], loc: tuple[int | str, ...]) -> str:
+    """For an unknown field at ``loc``: the closest field its model knows (a typo such as
+    ``learning_rate`` for ``learning_rates``), as a hint to append; "" when none is close."""
+    current: type[BaseModel] | None = model
+    for part in loc[:-1]:
+        if isinstance(part, int) or current is None:
+            continue  # a list's index: the same item model
+        field = current.model_fields.get(part)
+        current = _model_in(field.annotation) if field else None
+    if current is None:
+        return ""
+    close = difflib.get_close_matches(str(loc[-1]), list(current.model_fields), n=1, cutoff=0.75)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
 def format_validation_error(exc: ValidationError) -> str:
+    models = {m.__name__: m for m in (Spec, ConfigSpec)}
     lines = []
     for error in exc.errors():
         where = ".".join(str(part) for part in error["loc"]) or "(spec)"
         got = error.get("input")
         shown = json.dumps(got, default=str) if not isinstance(got, dict) else "{…}"
         message = error["msg"].removeprefix("Value error, ")
+        if error["type"] == "extra_forbidden" and exc.title in models:
+            message += did_you_mean(models[exc.title], error["loc"])
         lines.append(f"{where}: {message} (got {shown[:80]})")
     return "\n".join(lines)
 
