@@ -274,7 +274,9 @@ class TrainingPlanner:
     def _neighbours(self, config: Config, allocation_first: bool = False) -> list[Config]:
         """Omnivore's re-tuning moves around the current config, most promising first: g (from a synchronous
         run, its first asynchronous step: Omnivore's primary knob), learning rate (the side the evidence
-        points to first) and momentum, the batch size with the rate scaled linearly, DASO's skips, then
+        points to first) and momentum, the batch size with the rate scaled linearly, then at the same rate
+        (a larger batch at one rate cools the run as a lower rate does: Smith et al., ICLR 2018), DASO's
+        skips, then
         the configs the run came through (a switch that stopped paying is undone; the run left each on a
         comparison from a checkpoint, and on ``regression`` re-measuring the warm-up's recipe first took
         the first re-plan's only affordable fork), then the node count (at the rate scaled with the global
@@ -293,7 +295,8 @@ class TrainingPlanner:
                   if lrs[0] / 3 <= config.lr * f <= lrs[-1] * 3]
         moves += [config.replace(momentum=m) for m in _adjacent(momenta, config.momentum)]
         for batch in _adjacent(sorted(space.batch_sizes), config.batch_size):
-            moves.append(config.replace(batch_size=batch, lr=config.lr * batch / config.batch_size))
+            moved = config.replace(batch_size=batch)  # as a node move: the rate scaled, then the same
+            moves += [moved.replace(lr=config.lr * batch / config.batch_size), moved]
         if config.strategy == "daso":
             skips = int(config.options.get("max_global_skips", 8))
             moves += [config.replace(options={**config.options, "max_global_skips": s})

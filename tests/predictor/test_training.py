@@ -142,6 +142,20 @@ def test_a_change_of_speed_triggers_a_re_plan_that_tries_other_allocations_first
         assert offered == [lr for lr in expected if config.replace(nodes=nodes, lr=lr).key() not in diverged]
 
 
+def test_a_batch_move_forks_the_rate_scaled_then_the_same_rate() -> None:
+    """A per-device batch move changes the global batch as a node move does, and is offered the
+    same two ways: the linear scaling rule's rate (the noise temperature held), then the same rate
+    (a cooler or hotter run, as a lower or higher rate: Smith et al. 2018)."""
+    _, planner = trained(max_overhead=0.5)
+    config = planner.run[-1].config
+    moves = [c for c in planner._neighbours(config) if c.replace(batch_size=config.batch_size, lr=config.lr)
+             == config and c.batch_size != config.batch_size]
+    assert moves
+    for batch in sorted({c.batch_size for c in moves}):
+        offered = [c.lr for c in moves if c.batch_size == batch]
+        assert offered == [config.lr * batch / config.batch_size, config.lr]
+
+
 @pytest.mark.parametrize(("incumbent", "challenger", "switches"), [
     ((1.0, 1.2), (0.8, 0.9), True),            # ahead on the point and the risk-aware score
     ((1.0, 1.2), (0.8, 5.0), False),           # ahead on the point only: an uncertain extrapolation
