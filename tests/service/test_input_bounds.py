@@ -129,3 +129,12 @@ def test_cancel_of_a_finished_study_is_409(api: TestClient) -> None:
     again = api.post(f"/v1/studies/{study_id}/cancel")
     assert again.status_code == 409
     assert "already finished: cancelled" in again.json()["detail"]
+
+
+def test_a_misspelt_field_is_422_naming_the_field_meant(api: TestClient) -> None:
+    spec = _spec_with(("search", "learning_rate"), [0.1])
+    response = api.post("/v1/studies", json=spec)
+    assert response.status_code == 422
+    [error] = response.json()["detail"]
+    assert error["loc"] == ["body", "search", "learning_rate"]
+    assert error["msg"].endswith("did you mean 'learning_rates'?")
