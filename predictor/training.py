@@ -276,14 +276,13 @@ class TrainingPlanner:
         run, its first asynchronous step: Omnivore's primary knob), learning rate (the side the evidence
         points to first) and momentum, the batch size with the rate scaled linearly, then at the same rate
         (a larger batch at one rate cools the run as a lower rate does: Smith et al., ICLR 2018), DASO's
-        skips, then
-        the configs the run came through (a switch that stopped paying is undone; the run left each on a
-        comparison from a checkpoint, and on ``regression`` re-measuring the warm-up's recipe first took
-        the first re-plan's only affordable fork), then the node count (at the rate scaled with the global
-        batch, which holds SGD's noise temperature and so its floor, then at the same rate). After the
-        cluster's speed changed, when the allocation is what stopped holding, and once a re-plan's forks
-        progress within the loss's noise, when only a move of speed can win (predictor.speed_first), the
-        node count comes first and the configs the run came through next (e.g. a warm-up's 1-node recipe
+        skips, then the configs the run came through (a switch that stopped paying is undone; the run left
+        each on a comparison from a checkpoint, and on ``regression`` re-measuring the warm-up's recipe
+        first took the first re-plan's only affordable fork), then the node count (at the rate scaled with
+        the global batch, which holds SGD's noise temperature and so its floor, then at the same rate).
+        After the cluster's speed changed, when the allocation is what stopped holding, and once a re-plan's
+        forks progress within the loss's noise, when only a move of speed can win (predictor.speed_first),
+        the node count comes first and the configs the run came through next (e.g. a warm-up's 1-node recipe
         left for a cluster that then slowed). A move whose fork ended clearly above the run's loss at an
         earlier re-plan comes last: a tight budget goes to the untried."""
         space = self.space

@@ -263,18 +263,23 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
     return next((m for arg in typing.get_args(annotation) if (m := _model_in(arg))), None)
 
 
-def did_you_mean(model: type[BaseModel], loc: tuple[int | str, ...]) -> str:
-    """For an unknown field at ``loc``: the closest field its model knows (a typo such as
-    ``learning_rate`` for ``learning_rates``), as a hint to append; "" when none is close."""
-    current: type[BaseModel] | None = model
-    for part in loc[:-1]:
+def did_you_mean(error: dict[str, Any], root: Any, under: tuple[int | str, ...] = ()) -> str:
+    """For an unknown-field error at ``under`` + a path inside ``root`` (a model, or an annotation
+    holding one): the closest field the model there knows (a typo such as ``learning_rate`` for
+    ``learning_rates``), as a hint to append to its message; "" for any other error or none close."""
+    loc = tuple(error.get("loc", ()))
+    path = loc[len(under):]
+    if error.get("type") != "extra_forbidden" or loc[: len(under)] != under or not path:
+        return ""
+    current = _model_in(root)
+    for part in path[:-1]:
         if isinstance(part, int) or current is None:
             continue  # a list's index: the same item model
         field = current.model_fields.get(part)
         current = _model_in(field.annotation) if field else None
     if current is None:
         return ""
-    close = difflib.get_close_matches(str(loc[-1]), list(current.model_fields), n=1, cutoff=0.75)
+    close = difflib.get_close_matches(str(path[-1]), list(current.model_fields), n=1, cutoff=0.75)
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
@@ -285,9 +290,7 @@ def format_validation_error(exc: ValidationError) -> str:
         where = ".".join(str(part) for part in error["loc"]) or "(spec)"
         got = error.get("input")
         shown = json.dumps(got, default=str) if not isinstance(got, dict) else "{…}"
-        message = error["msg"].removeprefix("Value error, ")
-        if error["type"] == "extra_forbidden" and exc.title in models:
-            message += did_you_mean(models[exc.title], error["loc"])
+        message = error["msg"].removeprefix("Value error, ") + did_you_mean(error, models.get(exc.title))
         lines.append(f"{where}: {message} (got {shown[:80]})")
     return "\n".join(lines)
 

@@ -15,7 +15,6 @@ from fastapi import Request, status
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
 
 from service.api.schemas import ErrorMessage
 from worker.spec import did_you_mean
@@ -31,19 +30,11 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _hinted(error: dict[str, Any], body: Any) -> dict[str, Any]:
-    """An unknown field in the body, with the field of the body's model it is closest to."""
-    loc = tuple(error.get("loc", ()))
-    if error.get("type") != "extra_forbidden" or loc[:1] != ("body",) or not (
-            isinstance(body, type) and issubclass(body, BaseModel)):
-        return error
-    return {**error, "msg": error["msg"] + did_you_mean(body, loc[1:])}
-
-
 async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
     body_field = getattr(request.scope.get("route"), "body_field", None)
     body = getattr(getattr(body_field, "field_info", None), "annotation", None)
-    errors = jsonable_encoder(_finite([_hinted(dict(e), body) for e in exc.errors()]))
+    hinted = [{**e, "msg": e["msg"] + did_you_mean(e, body, under=("body",))} for e in exc.errors()]
+    errors = jsonable_encoder(_finite(hinted))
     return JSONResponse({"detail": errors}, status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)
 
 
