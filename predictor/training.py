@@ -10,11 +10,16 @@ checkpoint, and the run switches to a challenger predicted to finish the rest of
 sooner — continuing from the challenger's fork, whose iterations are not repeated.
 
 Call order, as the search: ``ask()`` the next requests (one run segment, or a batch of forks),
-run them, ``tell()`` each result; ``result()`` once ``done``. Re-plan points are geometric in the
-run's iterations (every doubling) — a long run is re-planned about log₂ as often as a short one —
-plus any checkpoint at which the run's measured progress leaves the last re-plan's 80% interval,
-or its speed leaves the 80% band of its previous segment (the cluster changed under it: a node
-throttled, a link degraded — Pollux re-fits its throughput model online for the same reason).
+run them, ``tell()`` each result; ``result()`` once ``done``. The first re-plan is at the run's
+first checkpoint: a move the study could not try (a rate beyond the user's grid, an allocation
+the cluster no longer favours) pays on every iteration left, and the run's curve is already as
+long as the study's lineage it continues (on ``regression`` seed 1 and ``throttled_node`` a
+first re-plan one checkpoint later reached the target 9–16% later). Later re-plan points are geometric in
+the run's iterations (every doubling) — a long run is re-planned about log₂ as often as a short
+one — plus any checkpoint at which the run's measured progress leaves the last re-plan's 80%
+interval, or its speed leaves the 80% band of its previous segment (the cluster changed under it:
+a node throttled, a link degraded — Pollux re-fits its throughput model online for the same
+reason).
 A neighbour whose allocation (strategy, nodes, groups) nothing has run yet is timed by a short
 fork first, so the re-plan's budget is spent at measured speeds; a move that diverged at an
 earlier re-plan is not forked again. Near the loss floor, where an affordable fork's progress is
@@ -45,7 +50,6 @@ from predictor.ttc_model import ForkPoint, TtcModel, conservative, dynamics_clas
 from predictor.types import Config, Prediction, ProbeRequest, ProbeResult, json_safe
 
 CHECKPOINT_PROBES = 4  # a run segment is this many probe lengths: the most a crash can lose
-FIRST_REPLAN_PROBES = 8  # the first re-plan after this many probe lengths of run
 FORK_SHARE = 16  # a re-plan's fork is this share of the run so far (at least a probe): deep in a
 # run, progress over one probe length is lost in SGD's noise, and a fork must outlast it to rank
 SPEED_CHANGE = math.log(1.2)  # a segment's speed moving less than 20% is never a changed cluster
@@ -102,7 +106,7 @@ class TrainingPlanner:
         self._pending: dict[str, ProbeRequest] = {}
         self._replan: tuple[ProbeResult, list[ProbeResult]] | None = None  # (tip, forks told)
         self._last_replan = self._end_iteration()
-        self._replan_at = self._last_replan + FIRST_REPLAN_PROBES * self.length
+        self._replan_at = self._last_replan + CHECKPOINT_PROBES * self.length  # the first checkpoint
         self._band: tuple[float, float] | None = None  # 80% interval of the run's TTC, last re-plan
         self._behind: set[str] = set()  # configs whose fork ended clearly above the run's loss
         self._within_noise = False  # the last re-plan's continuation progressed within the loss's noise

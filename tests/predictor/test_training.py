@@ -11,7 +11,7 @@ import pytest
 from predictor.he_model import allocation
 from predictor.se_model import Estimate
 from predictor.search import ColdStartSearch, timing_length
-from predictor.training import FORK_SHARE, TrainingPlanner, same_segment, sooner, switch_gain
+from predictor.training import CHECKPOINT_PROBES, FORK_SHARE, TrainingPlanner, same_segment, sooner, switch_gain
 from predictor.types import Budget, Prediction, ProbeRequest, ProbeResult
 from tests.predictor.test_search import SPACE, SyntheticCluster
 
@@ -81,6 +81,19 @@ def test_re_planning_never_spends_more_than_its_overhead_share_of_the_run() -> N
         replans = [r for r in planner.tuning if r not in search.probes]
         assert replans or share == 0.05
         assert search._cost_of(replans) <= share * planner.run_cluster_seconds() + 1e-9
+
+
+def test_the_first_re_plan_comes_at_the_run_s_first_checkpoint() -> None:
+    """One run segment after the study's lineage, the next ask forks neighbours from its end."""
+    search, cluster = studied(max_overhead=0.2)
+    planner = TrainingPlanner(search)
+    start = planner.run[-1].end_iteration
+    (segment,) = planner.ask()
+    assert segment.max_iterations == CHECKPOINT_PROBES * search.budget.probe_max_iterations
+    planner.tell(cluster.run(segment, TARGET))
+    requests = planner.ask()
+    assert any(r.forks for r in requests)
+    assert {r.start_iteration for r in requests} == {start + segment.max_iterations}
 
 
 def test_a_switch_keeps_the_fork_s_progress_and_says_why() -> None:
