@@ -33,6 +33,7 @@ tuning off that lineage (a probe's seconds × its share of the cluster's devices
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -341,7 +342,9 @@ class TrainingPlanner:
     def _decide(self, tip: ProbeResult, told: list[ProbeResult]) -> None:
         """Switch to the best fork when it is predicted to finish ≥ 5% sooner than the incumbent's
         own continuation (point and risk-aware score), both read against the run's curve up to the
-        re-plan point. A continuation whose own progress is within the noise is read on the run's
+        re-plan point. The margin is on the rest of the run, as the seconds behind the re-plan are
+        both's and no switch changes them: on the whole run's seconds it would grow with the run's
+        age, and late re-plans could not switch at all. A continuation whose own progress is within the noise is read on the run's
         curve, and a fork whose progress is within it by its measured speed
         (predictor.speed_first). A fork whose loss ends clearly above the continuation's, after
         the same iterations from the same checkpoint, is not switched to: its later half may be
@@ -376,7 +379,7 @@ class TrainingPlanner:
         if not scored:
             return
         _, challenger, best, read_by_speed = min(scored, key=lambda item: item[0])
-        gain = switch_gain(incumbent, challenger)
+        gain = switch_gain(rest_only(incumbent, tip.end_seconds), rest_only(challenger, tip.end_seconds))
         if gain is None:
             return
         self.run.remove(continued)
@@ -425,6 +428,12 @@ def same_segment(requests: Iterable[ProbeRequest], result: ProbeResult) -> Probe
     return next((r for r in requests if not r.forks and r.parent == result.parent
                  and r.config.key() == result.config.key() and r.start_iteration == result.start_iteration),
                 None)
+
+
+def rest_only(prediction: Prediction, elapsed: float) -> Prediction:
+    """``prediction``'s seconds after ``elapsed``: what a switch can still change."""
+    return dataclasses.replace(prediction, ttc_seconds=prediction.ttc_seconds - elapsed,
+                               ttc_low=prediction.ttc_low - elapsed, ttc_high=prediction.ttc_high - elapsed)
 
 
 def switch_gain(incumbent: Prediction, challenger: Prediction) -> float | None:

@@ -11,7 +11,14 @@ import pytest
 from predictor.he_model import allocation
 from predictor.se_model import Estimate
 from predictor.search import ColdStartSearch, timing_length
-from predictor.training import CHECKPOINT_PROBES, FORK_SHARE, TrainingPlanner, same_segment, sooner, switch_gain
+from predictor.training import (
+    CHECKPOINT_PROBES,
+    FORK_SHARE,
+    TrainingPlanner,
+    same_segment,
+    sooner,
+    switch_gain,
+)
 from predictor.types import Budget, Prediction, ProbeRequest, ProbeResult
 from tests.predictor.test_search import SPACE, SyntheticCluster
 
@@ -401,6 +408,21 @@ def test_the_rate_moves_go_the_way_the_evidence_points_first() -> None:
     failed.config, failed.diverged = below.replace(lr=below.lr * 2), True
     planner.tuning.append(failed)
     assert planner._rate_steps(below) == (0.5, 2.0)
+
+
+def test_the_switch_margin_is_on_the_rest_of_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Late in a run, a challenger that finishes the rest 10% sooner is taken, though that is
+    under 0.1% of the whole run's seconds: only the rest is the switch's to change."""
+    planner, tip, continued, challenger, _ = _one_challenger(monkeypatch, resolved=True)
+    elapsed = 1000.0
+    for segment in (tip, continued, challenger):
+        segment.start_seconds = elapsed - segment.seconds
+    late = Prediction(elapsed + 9.0, elapsed + 8.9, elapsed + 9.1, 0.9e-3, 1e3)  # the run: + 10 [9, 11]
+    monkeypatch.setattr("predictor.training.TtcModel.predict",
+                        lambda self, config: late if config == challenger.config else None)
+    planner._decide(tip, [continued, challenger])
+    assert planner.run[-1] is challenger
+    assert "sooner than continuing" in planner.reasons[challenger.probe_key]
 
 
 @pytest.mark.parametrize(("gain", "words"), [
