@@ -13,13 +13,13 @@ Call order, as the search: ``ask()`` the next requests (one run segment, or a ba
 run them, ``tell()`` each result; ``result()`` once ``done``. The first re-plan is at the run's
 first checkpoint: a move the study could not try (a rate beyond the user's grid, an allocation
 the cluster no longer favours) pays on every iteration left, and the run's curve is already as
-long as the study's lineage it continues (on ``regression`` seed 1 and ``throttled_node`` a
-first re-plan one checkpoint later reached the target 9–16% later). Later re-plan points are geometric in
-the run's iterations (every doubling) — a long run is re-planned about log₂ as often as a short
-one — plus any checkpoint at which the run's measured progress leaves the last re-plan's 80%
-interval, or its speed leaves the 80% band of its previous segment (the cluster changed under it:
-a node throttled, a link degraded — Pollux re-fits its throughput model online for the same
-reason).
+long as the study's lineage it continues (with the first re-plan one checkpoint later,
+``regression`` seed 1 and ``throttled_node`` took 10–19% longer in all). Later re-plan points
+are geometric in the run's iterations (every doubling) — a long run is re-planned about log₂ as
+often as a short one — plus any checkpoint at which the run's measured progress leaves the last
+re-plan's 80% interval, or its speed leaves the 80% band of its previous segment (the cluster
+changed under it: a node throttled, a link degraded — Pollux re-fits its throughput model online
+for the same reason).
 A neighbour whose allocation (strategy, nodes, groups) nothing has run yet is timed by a short
 fork first, so the re-plan's budget is spent at measured speeds; a move that diverged at an
 earlier re-plan is not forked again. Near the loss floor, where an affordable fork's progress is
@@ -342,15 +342,15 @@ class TrainingPlanner:
     def _decide(self, tip: ProbeResult, told: list[ProbeResult]) -> None:
         """Switch to the best fork when it is predicted to finish ≥ 5% sooner than the incumbent's
         own continuation (point and risk-aware score), both read against the run's curve up to the
-        re-plan point. The margin is on the rest of the run, as the seconds behind the re-plan are
-        both's and no switch changes them: on the whole run's seconds it would grow with the run's
-        age, and late re-plans could not switch at all. A continuation whose own progress is within the noise is read on the run's
-        curve, and a fork whose progress is within it by its measured speed
-        (predictor.speed_first). A fork whose loss ends clearly above the continuation's, after
-        the same iterations from the same checkpoint, is not switched to: its later half may be
-        a recovery from the switch, which its rate reads as fast progress (on ``throttled_node``
-        one device at lr 0.1 ended at twice the run's loss, was read as 17% sooner, and never
-        reached the target)."""
+        re-plan point. The margin is on the rest of the run: the seconds before the re-plan are
+        common to both, and no switch changes them (on the whole run's seconds the margin would
+        grow with the run's age, until a late re-plan could not switch at all). A continuation
+        whose own progress is within the noise is read on the run's curve, and a fork whose
+        progress is within it by its measured speed (predictor.speed_first). A fork whose loss
+        ends clearly above the continuation's, after the same iterations from the same
+        checkpoint, is not switched to: its later half may be a recovery from the switch, which
+        its rate reads as fast progress (on ``throttled_node`` one device at lr 0.1 ended at
+        twice the run's loss, was read as 17% sooner, and never reached the target)."""
         run_before = self.run[: self.run.index(tip) + 1]
         reference = ReferenceCurve.fit(merge(run_before).curve, self.target)
         if reference is None:
