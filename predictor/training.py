@@ -33,7 +33,6 @@ tuning off that lineage (a probe's seconds × its share of the cluster's devices
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -379,7 +378,7 @@ class TrainingPlanner:
         if not scored:
             return
         _, challenger, best, read_by_speed = min(scored, key=lambda item: item[0])
-        gain = switch_gain(rest_only(incumbent, tip.end_seconds), rest_only(challenger, tip.end_seconds))
+        gain = switch_gain(incumbent.after(tip.end_seconds), challenger.after(tip.end_seconds))
         if gain is None:
             return
         self.run.remove(continued)
@@ -428,12 +427,6 @@ def same_segment(requests: Iterable[ProbeRequest], result: ProbeResult) -> Probe
     return next((r for r in requests if not r.forks and r.parent == result.parent
                  and r.config.key() == result.config.key() and r.start_iteration == result.start_iteration),
                 None)
-
-
-def rest_only(prediction: Prediction, elapsed: float) -> Prediction:
-    """``prediction``'s seconds after ``elapsed``: what a switch can still change."""
-    return dataclasses.replace(prediction, ttc_seconds=prediction.ttc_seconds - elapsed,
-                               ttc_low=prediction.ttc_low - elapsed, ttc_high=prediction.ttc_high - elapsed)
 
 
 def switch_gain(incumbent: Prediction, challenger: Prediction) -> float | None:

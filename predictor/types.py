@@ -250,6 +250,11 @@ class Prediction:
             ttc_high=self.ttc_high * factor, iterations=self.iterations * factor,
         )
 
+    def after(self, elapsed: float) -> Prediction:
+        """The TTC and both ends of its interval counted from ``elapsed`` seconds on."""
+        return dataclasses.replace(self, ttc_seconds=self.ttc_seconds - elapsed,
+                                   ttc_low=self.ttc_low - elapsed, ttc_high=self.ttc_high - elapsed)
+
     def to_dict(self) -> dict[str, float | None]:
         return json_safe(dataclasses.asdict(self))
 
