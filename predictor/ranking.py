@@ -59,14 +59,15 @@ class RankedConfig:
 
 
 def _why_lost(prediction: Prediction, score: float, plan: Prediction, plan_score: float, kept: bool) -> str:
+    if kept and (score < plan_score or (not math.isfinite(plan_score)
+                                        and prediction.ttc_seconds < plan.ttc_seconds)):
+        return ("it does not beat the baseline by the 5% margin a change of plan needs "
+                f"(point {prediction.ttc_seconds:.4g} s vs {plan.ttc_seconds:.4g} s, "
+                f"score {score:.4g} vs {plan_score:.4g})")
     if prediction.ttc_seconds < plan.ttc_seconds:
-        if score >= plan_score:
-            return (f"its point prediction {prediction.ttc_seconds:.4g} s beats the plan's "
-                    f"{plan.ttc_seconds:.4g} s, but its 80% interval reaches {prediction.ttc_high:.4g} s: "
-                    f"its risk-aware score {score:.4g} is worse than the plan's {plan_score:.4g}")
-        if kept:
-            return ("it does not beat the baseline by the 5% margin a change of plan needs "
-                    f"(point {prediction.ttc_seconds:.4g} s, score {score:.4g} vs {plan_score:.4g})")
+        return (f"its point prediction {prediction.ttc_seconds:.4g} s beats the plan's "
+                f"{plan.ttc_seconds:.4g} s, but its 80% interval reaches {prediction.ttc_high:.4g} s: "
+                f"its risk-aware score {score:.4g} is worse than the plan's {plan_score:.4g}")
     if math.isclose(prediction.ttc_seconds, plan.ttc_seconds, rel_tol=1e-9):
         return f"tied with the plan at {plan.ttc_seconds:.4g} s; the plan was ranked first"
     return f"predicted slower: {prediction.ttc_seconds:.4g} s against the plan's {plan.ttc_seconds:.4g} s"

@@ -56,6 +56,16 @@ def test_the_baseline_is_kept_unless_beaten_by_the_margin() -> None:
     assert planned(predictions, "baseline", set()) == "fork"
 
 
+def test_the_baseline_is_held_to_the_risk_aware_score_like_every_other_config() -> None:
+    """A baseline 3% ahead on its point whose upper end is 5.6× the challenger's (a 6-iteration
+    timing fork read with the noise scale's full gain) does not keep the plan."""
+    predictions = {"baseline": _prediction(0.0099, 0.130), "one device": _prediction(0.0102, 0.023)}
+    assert planned(predictions, "baseline", set()) == "one device"
+    predictions["baseline"] = _prediction(0.0099, 0.0120)  # score 0.01090 against the challenger's
+    predictions["one device"] = _prediction(0.0102, 0.0110)  # 0.01059: 2.8% better, within the margin
+    assert planned(predictions, "baseline", set()) == "baseline"
+
+
 def test_the_ranking_says_why_an_unbounded_point_lost_to_an_incumbent() -> None:
     recipe = Config("sync", 1, 4, batch_size=32, lr=0.01, momentum=0.9)
     fork = recipe.replace(strategy="async_groups", groups=2, momentum=0.3)
