@@ -22,23 +22,32 @@ from predictor.types import ProbeResult
 def noise_scale(results: list[ProbeResult]) -> float | None:
     """B_simple from the probes' averaged gradient-norm pairs; None when they say nothing.
 
+    Near the loss floor the estimate of |G|² can come out at or below zero while tr(Σ) is plainly
+    positive: at the largest batch measured the noise still outweighs the signal, so B_noise is
+    at least that batch, which is what is returned. None there read as "no gain from a batch" —
+    the opposite: on ``throttled_node`` (seed 3) one device was planned at b16 and needed 28,010
+    iterations where 4 nodes (global batch 64) needed 5,950.
+
     Both estimators are noisy for one pair, so (as McCandlish et al. advise) numerator and
     denominator are averaged over probes before the ratio is taken.
     """
-    grads, traces = [], []
+    grads, traces, biggest = [], [], 0.0
     for r in results:
         if None in (r.grad_sq_small, r.grad_sq_big, r.batch_small, r.batch_big) or r.diverged:
             continue
         small, big = float(r.batch_small), float(r.batch_big)
         if big <= small:
             continue
+        biggest = max(biggest, big)
         grads.append((big * r.grad_sq_big - small * r.grad_sq_small) / (big - small))
         traces.append((r.grad_sq_small - r.grad_sq_big) / (1.0 / small - 1.0 / big))
     if not grads:
         return None
     grad_sq, trace = float(np.mean(grads)), float(np.mean(traces))
-    if not (grad_sq > 0 and trace > 0 and math.isfinite(trace / grad_sq)):
+    if not (trace > 0 and math.isfinite(trace)):
         return None
+    if grad_sq <= 0:  # the gradient is lost in its noise even at the largest batch measured
+        return biggest
     return trace / grad_sq
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -107,6 +108,16 @@ def test_noise_scale_recovered_from_gradient_norms() -> None:
     ]
     assert noise_scale(results) == pytest.approx(200.0, rel=1e-6)
     assert float(steps_ratio(100.0, 200.0, 200.0)) == pytest.approx(2.0 / 3.0)
+
+
+def test_a_gradient_lost_in_its_noise_puts_the_noise_scale_at_the_largest_batch_measured() -> None:
+    # |G_big|² below what the noise alone gives at B_big: the |G|² estimate is negative, tr(Σ) = 4.
+    trace = 4.0
+    results = [ProbeResult(Config("sync", 4, 1, batch_size=16), 10, 1.0, [], grad_sq_small=trace / 16,
+                           grad_sq_big=0.9 * trace / 64, batch_small=16, batch_big=64)]
+    assert noise_scale(results) == 64.0
+    results[0] = dataclasses.replace(results[0], grad_sq_small=0.9 * trace / 64)  # no noise seen either
+    assert noise_scale(results) is None
 
 
 def test_asynchrony_adds_implicit_momentum() -> None:
