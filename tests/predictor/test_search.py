@@ -19,7 +19,8 @@ from predictor.async_step import first_async_steps
 from predictor.he_model import HeParams, Topology, step_seconds
 from predictor.no_number import plan_without_prediction
 from predictor.plan_choice import CHANGE_MARGIN
-from predictor.search import ColdStartSearch, timing_length
+from predictor.regime import Regime, RegimeReading
+from predictor.search import WARMUP_MIN_PROBES, ColdStartSearch, timing_length
 from predictor.types import Budget, Config, ProbeRequest, ProbeResult, SearchSpace
 
 HARDWARE = HeParams(alpha_c=1e-3, beta_c=2e-5, theta_intra=1e-4, lat_intra=1e-6, theta_inter=2e-3,
@@ -142,6 +143,19 @@ def test_the_study_costs_at_most_its_overhead_share_of_the_plan_beyond_its_warm_
     warmup_cost = sum(r.seconds * r.config.devices / SPACE.devices for r in search.probes
                       if r.config == search.warmup_config and r.start_iteration < search.fork.iteration)
     assert search.cluster_seconds() - warmup_cost <= LONG.max_overhead * plan.predicted.ttc_seconds * 1.5
+
+
+def test_a_warm_up_is_at_least_its_minimum_length_whatever_its_extrapolation_sizes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A curve read steady at its first probe still sizes nothing until it is WARMUP_MIN_PROBES
+    probe lengths long: the budget its extrapolation sizes does not cut the warm-up short."""
+    steady = RegimeReading(Regime.STEADY, 0.1, 0.08, 0.001)
+    monkeypatch.setattr("predictor.search.read_view_regime", lambda view: steady)
+    monkeypatch.setattr(ColdStartSearch, "_drift", lambda self, view: 1.0)
+    budget = Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=40, max_overhead=0.001)
+    search = run_search(budget)
+    assert search.fork is not None
+    assert search.fork.iteration >= WARMUP_MIN_PROBES * budget.probe_max_iterations
 
 
 def test_a_job_shorter_than_its_probes_is_not_worth_tuning() -> None:
