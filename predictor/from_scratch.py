@@ -10,8 +10,8 @@ predicted from scratch: its warm-up stretch takes the warm-up's iterations carri
 recipe's to it by the TTC model (batch per update and effective step), never fewer than the
 warm-up's own (no probe measured it there, and a larger step early buys nothing the evidence
 shows), at its own measured speed; the rest is its fork's prediction. The plan runs from scratch
-only when that wins by the 5% a change of plan needs (predictor.plan_choice), on its point and its
-risk-aware score.
+only when that wins by the 5% a change of plan needs (predictor.plan_choice), on its risk-aware
+score.
 """
 
 from __future__ import annotations

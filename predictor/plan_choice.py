@@ -7,17 +7,18 @@ baseline that won on its point alone kept a plan on an optimistic extrapolation:
 cluster a 6-iteration timing fork of the baseline, read on the warm-up's curve with the noise
 scale's full gain at an unscaled rate, had a point 3% below one device's at batch 64 and an upper
 end 5.6× that config's, and the plan ran it 5.8× slower than the best fixed config.
-When no prediction is bounded above,
-points are all there is, and a fork's point can be the noise speaking: on ``regression`` a
-50-iteration g = 2 fork that ended within the loss's noise of the warm-up's continuation got a
-point (its interval open above), became the plan, and ran 2.3–2.9× slower than the recipe. So
-with nothing bounded, only the two configs every plan is measured against compete: the baseline
-and the warm-up's recipe (staying on the recipe alone left the throttled scenario on one of its
-four nodes), and, once candidates fork from the warm-up, the forks of the warm-up's own recipe
-(on another allocation, at a batch no smaller) whose progress is within the noise: each is read
-as the warm-up continued, carried to its global batch by the noise scale, at its measured speed
-(predictor.ttc_model), so the reference's uncertainty is common to all of them and cancels in
-their comparison. The budget may still be sized by any point (``best``), which errs small.
+
+When no prediction is bounded above, points are all there is, and a fork's point can be the noise
+speaking: on ``regression`` a 50-iteration g = 2 fork that ended within the loss's noise of the
+warm-up's continuation got a point (its interval open above), became the plan, and ran 2.3–2.9×
+slower than the recipe. So with nothing bounded, only the two configs every plan is measured
+against compete: the baseline and the warm-up's recipe (staying on the recipe alone left the
+throttled scenario on one of its four nodes), and, once candidates fork from the warm-up, the forks
+of the warm-up's own recipe (on another allocation, at a batch no smaller) whose progress is within
+the noise: each is read as the warm-up continued, carried to its global batch by the noise scale,
+at its measured speed (predictor.ttc_model), so the reference's uncertainty is common to all of
+them and cancels in their comparison. The budget may still be sized by any point (``best``), which
+errs small.
 """
 
 from __future__ import annotations
