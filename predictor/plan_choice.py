@@ -40,14 +40,13 @@ def best(predictions: dict[str, Prediction], baseline: str | None) -> str | None
     ]
     if not scored:
         return None
-    challenger, best_key = min(scored)
+    value, best_key = min(scored)
     if baseline is None or baseline not in predictions or baseline == best_key:
         return best_key
-    incumbent = conservative(predictions[baseline])
-    if not math.isfinite(incumbent):  # the baseline's interval is open above: its point is the bar
-        challenger, incumbent = predictions[best_key].ttc_seconds, predictions[baseline].ttc_seconds
-    wins = challenger <= (1 - CHANGE_MARGIN) * incumbent
-    return best_key if wins or not math.isfinite(incumbent) else baseline
+    bar = conservative(predictions[baseline])
+    if not math.isfinite(bar):  # the baseline's interval is open above: points compare
+        value, bar = predictions[best_key].ttc_seconds, predictions[baseline].ttc_seconds
+    return best_key if not math.isfinite(bar) or value <= (1 - CHANGE_MARGIN) * bar else baseline
 
 
 def bounded(predictions: dict[str, Prediction]) -> bool:
