@@ -5,15 +5,18 @@ from four facts: whether the target was reached in a probe (then the prediction 
 measurement), how far the prediction extrapolates past the iterations measured on its lineage,
 whether the extrapolation held still when the evidence doubled (predictor.reference_curve.drift:
 a transient's end can look like a power law, but its extrapolation grows with every doubling),
-and how wide its 80% interval is. Past MAX_EXTRAPOLATION× the evidence, after a drift beyond
-MAX_DRIFT, with an 80% interval the evidence does not bound above, or from a curve that is not
-in its slow regime, no number is given at all.
+whether the same extrapolation made earlier on the curve, over the same multiple of its
+evidence, landed on what was measured since (predictor.reference_curve.hindcast), and how wide
+its 80% interval is. Past MAX_EXTRAPOLATION× the evidence, after a drift beyond MAX_DRIFT or a
+hindcast miss beyond MAX_HINDCAST_MISS, with an 80% interval the evidence does not bound above,
+or from a curve that is not in its slow regime, no number is given at all.
 """
 
 from __future__ import annotations
 
 import math
 
+from predictor.reference_curve import Hindcast
 from predictor.regime import Regime, RegimeReading
 from predictor.types import Confidence, Prediction
 
@@ -22,6 +25,7 @@ CONFIDENT_SPAN = 3.0  # a confident plan's 80% interval spans at most this facto
 HIGH_SPAN = 1.5
 HIGH_EXTRAPOLATION = 5.0
 MAX_DRIFT = 1.5  # the extrapolation may move at most this factor when its evidence doubles
+MAX_HINDCAST_MISS = 1.5  # the earlier extrapolation may miss by at most this factor (drift's tolerance)
 
 
 def interval_span(prediction: Prediction) -> float:
@@ -31,9 +35,10 @@ def interval_span(prediction: Prediction) -> float:
 
 
 def assess(prediction: Prediction | None, reached: bool, regime: RegimeReading | None,
-           drift: float = 1.0) -> Confidence:
-    """The confidence of ``prediction`` given whether it was measured, its curve's regime and how
-    far its extrapolation moved when the evidence doubled (``drift``)."""
+           drift: float = 1.0, hindcast: Hindcast | None = None) -> Confidence:
+    """The confidence of ``prediction`` given whether it was measured, its curve's regime, how
+    far its extrapolation moved when the evidence doubled (``drift``) and how far the same
+    extrapolation made earlier missed (``hindcast``)."""
     if prediction is None or not math.isfinite(prediction.ttc_seconds):
         return Confidence("none", "no probe's curve supports a prediction of the iterations to the target")
     if reached:
@@ -47,6 +52,11 @@ def assess(prediction: Prediction | None, reached: bool, regime: RegimeReading |
         moved = (f"moved ×{drift:.3g} when the evidence doubled (more than ×{MAX_DRIFT})"
                  if math.isfinite(drift) else "has no counterpart on the first half of the evidence")
         return Confidence("none", f"the extrapolation {moved}: the curve has not settled; {evidence}")
+    if hindcast is not None and hindcast.miss > MAX_HINDCAST_MISS:
+        missed = (f"missed the loss measured since by ×{hindcast.miss:.3g} (more than ×{MAX_HINDCAST_MISS})"
+                  if math.isfinite(hindcast.miss) else "has too few points there to be tried")
+        return Confidence("none", f"the same extrapolation made at iteration {hindcast.made_at:.0f}, "
+                                  f"over the same multiple of its evidence, {missed}; {evidence}")
     if not math.isfinite(prediction.ttc_high):
         return Confidence("none", f"its 80% interval has no upper end (the probes' progress is within "
                                   f"their noise, or they may never reach); {evidence}")

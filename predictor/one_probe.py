@@ -3,7 +3,8 @@
 A single short probe from scratch is the thinnest evidence ttc reads: its curve is often still in
 the initial transient, and its extrapolation to the target can run far past what it measured.
 It is held to the plan's rules (predictor.confidence): the prediction carries how far it
-extrapolates, whether that held when the evidence doubled, the curve's regime, and a level; a
+extrapolates, whether that held when the evidence doubled and when it was tried earlier on the
+same curve, the curve's regime, and a level; a
 prediction the probe cannot support is written with no number.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 
 from predictor.confidence import assess
-from predictor.reference_curve import drift
+from predictor.reference_curve import drift, hindcast
 from predictor.regime import read_view_regime
 from predictor.ttc_model import predict_ttc
 from predictor.types import Confidence, Prediction, ProbeResult
@@ -25,5 +26,7 @@ def predict_from_probe(result: ProbeResult, target: float) -> tuple[Prediction |
     if prediction is not None:
         prediction = dataclasses.replace(prediction, evidence_iterations=float(result.end_iteration))
     reached = result.reached_iteration is not None
-    moved = 1.0 if reached else drift(result.curve, target)
-    return prediction, assess(prediction, reached, read_view_regime(result), moved)
+    if reached:
+        return prediction, assess(prediction, True, read_view_regime(result))
+    return prediction, assess(prediction, False, read_view_regime(result), drift(result.curve, target),
+                              hindcast(result.curve, target))

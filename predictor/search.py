@@ -46,8 +46,9 @@ slow part (predictor.from_scratch), and says how far its prediction can be trust
 from __future__ import annotations
 
 import math
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import replace
+from typing import TypeVar
 
 import optuna
 
@@ -59,7 +60,7 @@ from predictor.lineages import Lineages, merge
 from predictor.no_number import plan_without_prediction
 from predictor.plan_choice import best, planned
 from predictor.ranking import ranking
-from predictor.reference_curve import ReferenceCurve, drift
+from predictor.reference_curve import ReferenceCurve, drift, hindcast
 from predictor.regime import Regime, read_view_regime, went_backwards
 from predictor.run_length import with_run_length
 from predictor.trial_space import PRUNER_STEPS, record_trial, report_curve
@@ -77,6 +78,8 @@ from predictor.types import (
     json_safe,
 )
 from predictor.value import expected_improvement
+
+T = TypeVar("T")
 
 BASELINE_MOMENTUM = 0.9
 SWEEP_ROUNDS = 2
@@ -396,8 +399,8 @@ class ColdStartSearch:
             # shorter than WARMUP_MIN_PROBES lengths, a curve that reads steady still sizes nothing: on
             # throttled_node (seed 3) a 100-iteration warm-up extrapolated a run 40x too short,
             # the budget sized by it stopped the study after 6 probes
-            settled = (view.end_iteration >= WARMUP_MIN_PROBES * length
-                       and read_view_regime(view).regime is Regime.STEADY and self._drift(view) <= MAX_DRIFT)
+            settled = (view.end_iteration >= WARMUP_MIN_PROBES * length and read_view_regime(view).regime
+                       is Regime.STEADY and self._read(drift, view) <= MAX_DRIFT)
             if settled:
                 return True
             segment = self._continue(chain[-1], view.end_iteration)
@@ -559,20 +562,23 @@ class ColdStartSearch:
 
     def confidence_of(self, key: str, prediction: Prediction | None = None) -> Confidence:
         """Confidence of ``prediction`` (the current one for ``key``). A fork's curve shape is the
-        warm-up's reference, so its regime is read there; a probe from scratch is read on its own."""
+        warm-up's reference, so its regime, drift and hindcast are read there; a probe from scratch is
+        read on its own."""
         view, prediction = self.views()[key], prediction or self.predictions[key]
         source = view
         if self.fork is not None and view.parent == self.fork.key and self.warmup_config is not None:
             source = merge(self.lineages.chain_of(None, self.warmup_config.key()))
-        reached = view.reached_iteration is not None
-        moved = 1.0 if reached else self._drift(source)
-        return assess(prediction, reached, read_view_regime(source), moved)
+        regime = read_view_regime(source)
+        if view.reached_iteration is not None:
+            return assess(prediction, True, regime)
+        return assess(prediction, False, regime, self._read(drift, source), self._read(hindcast, source))
 
-    def _drift(self, view: ProbeResult) -> float:
-        """predictor.reference_curve.drift of a lineage's curve, cached by its length."""
-        key = f"drift:{view.config.key()}#{view.start_iteration}+{view.iterations}"
+    def _read(self, test: Callable[[list[tuple[int, float, float]], float], T], view: ProbeResult) -> T:
+        """A test of a lineage's curve against the target (predictor.reference_curve's ``drift``,
+        ``hindcast``), cached by the lineage's length."""
+        key = f"{test.__name__}:{view.config.key()}#{view.start_iteration}+{view.iterations}"
         if key not in self._fits:
-            self._fits[key] = drift(view.curve, self.target)
+            self._fits[key] = test(view.curve, self.target)
         return self._fits[key]
 
     def _incumbents(self) -> set[str]:

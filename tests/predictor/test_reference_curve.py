@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from predictor.reference_curve import ReferenceCurve, continued_remaining, fork_rate
+from predictor.confidence import MAX_HINDCAST_MISS
+from predictor.reference_curve import WINDOW, ReferenceCurve, continued_remaining, fork_rate, hindcast
 from predictor.types import Config, ProbeResult
 
 WARMUP = 400
@@ -119,3 +120,19 @@ def test_a_fork_whose_apparent_progress_its_level_noise_could_fake_has_no_upper_
     assert faked is not None and faked.rate > 0 and faked.remaining.high == math.inf
     moved = fork_rate(reference, fork(1.0), target=0.12)
     assert moved is not None and math.isfinite(moved.remaining.high)
+
+
+def test_a_hindcast_tries_the_extrapolation_on_the_evidence_before_it_at_its_own_horizon() -> None:
+    """On the power law the fit can represent, the same extrapolation made earlier lands where the
+    curve went; on an exponential decay, which a power law fitted late reads too flat, it misses by
+    more than MAX_HINDCAST_MISS. The backtest is made no earlier than end/WINDOW, the fit's window:
+    before that the curve was in a transient the fit has left behind."""
+    power = warmup_curve()
+    assert hindcast(power, target=0.12).miss == pytest.approx(1.0, abs=0.01)
+    decay = [(k, 0.0, 2.0 * math.exp(-k / 300) + 0.3) for k in range(0, WARMUP + 1, 2)]
+    missed = hindcast(decay, target=0.66)
+    assert missed.miss > MAX_HINDCAST_MISS and WARMUP / WINDOW < missed.made_at < WARMUP
+    transient = [(k, 0.0, 0.5 * math.exp(-k / 5) + 0.6 * (k + 1) ** -0.5 + 0.02)
+                 for k in range(0, WARMUP + 1, 2)]
+    far = hindcast(transient, target=0.035)
+    assert far.made_at == pytest.approx(WARMUP / WINDOW, rel=0.01) and far.miss <= MAX_HINDCAST_MISS

@@ -151,7 +151,7 @@ def test_a_warm_up_is_at_least_its_minimum_length_whatever_its_extrapolation_siz
     probe lengths long: the budget its extrapolation sizes does not cut the warm-up short."""
     steady = RegimeReading(Regime.STEADY, 0.1, 0.08, 0.001)
     monkeypatch.setattr("predictor.search.read_view_regime", lambda view: steady)
-    monkeypatch.setattr(ColdStartSearch, "_drift", lambda self, view: 1.0)
+    monkeypatch.setattr("predictor.search.drift", lambda curve, target: 1.0)
     budget = Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=40, max_overhead=0.001)
     search = run_search(budget)
     assert search.fork is not None

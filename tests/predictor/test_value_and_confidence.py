@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from predictor.confidence import MAX_EXTRAPOLATION, assess
+from predictor.confidence import MAX_EXTRAPOLATION, MAX_HINDCAST_MISS, assess
+from predictor.reference_curve import Hindcast
 from predictor.regime import Regime, RegimeReading
 from predictor.types import Prediction
 from predictor.value import expected_improvement
@@ -64,3 +65,13 @@ def test_an_interval_the_evidence_does_not_bound_above_gives_no_number() -> None
     confidence = assess(unbounded, reached=False, regime=STEADY)
     assert confidence.level == "none" and "no upper end" in confidence.reason
     assert assess(near, reached=False, regime=STEADY).supported
+
+
+def test_an_extrapolation_that_missed_when_made_earlier_at_its_horizon_gives_no_number() -> None:
+    """The same prediction with the same interval: printed when the backtest landed, withheld when
+    it missed by more than MAX_HINDCAST_MISS or could not be made, with where it was made."""
+    near = prediction(1.0, span=1.4, iterations=900, evidence=450)
+    assert assess(near, False, STEADY, hindcast=Hindcast(150.0, 1.2)).level == "high"
+    missed = assess(near, False, STEADY, hindcast=Hindcast(150.0, MAX_HINDCAST_MISS * 1.2))
+    assert missed.level == "none" and "iteration 150" in missed.reason
+    assert not assess(near, False, STEADY, hindcast=Hindcast(150.0, math.inf)).supported
