@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from worker.workloads import BUILTIN, build_workload
+from worker.workloads.teacher import softmax_teacher
 
 
 @pytest.mark.parametrize("name", sorted(BUILTIN))
@@ -31,3 +32,11 @@ def test_split_is_deterministic_in_seed() -> None:
     a, b, c = (build_workload(s, name="digits-mlp") for s in (0, 0, 1))
     assert torch.equal(a.train_x, b.train_x)
     assert not torch.equal(a.train_x, c.train_x)
+
+
+def test_teacher_classification_default_target_is_above_its_bayes_floor() -> None:
+    """The teacher's own logits are the best predictor of labels sampled from it: a default target
+    below their cross-entropy can be reached by no run (it was 0.36 against a floor of 0.63)."""
+    x, y, logits = softmax_teacher()
+    floor = float(torch.nn.functional.cross_entropy(logits, y))
+    assert floor < build_workload(0, "teacher-classification").default_target < 1.5 * floor
