@@ -4,8 +4,8 @@ A single short probe from scratch is the thinnest evidence ttc reads: its curve 
 the initial transient, and its extrapolation to the target can run far past what it measured.
 It is held to the plan's rules (predictor.confidence): the prediction carries how far it
 extrapolates, whether that held when the evidence doubled and when it was tried earlier on the
-same curve, the curve's regime, and a level; a
-prediction the probe cannot support is written with no number.
+same curve, the curve's regime, and a level; a prediction the probe cannot support is written
+with no number.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ def predict_from_probe(result: ProbeResult, target: float) -> tuple[Prediction |
     prediction = predict_ttc(result, target)
     if prediction is not None:
         prediction = dataclasses.replace(prediction, evidence_iterations=float(result.end_iteration))
-    reached = result.reached_iteration is not None
-    if reached:
-        return prediction, assess(prediction, True, read_view_regime(result))
-    return prediction, assess(prediction, False, read_view_regime(result), drift(result.curve, target),
-                              hindcast(result.curve, target))
+    regime = read_view_regime(result)
+    if result.reached_iteration is not None:
+        return prediction, assess(prediction, True, regime)
+    tests = drift(result.curve, target), hindcast(result.curve, target)
+    return prediction, assess(prediction, False, regime, *tests)

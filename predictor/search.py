@@ -399,8 +399,9 @@ class ColdStartSearch:
             # shorter than WARMUP_MIN_PROBES lengths, a curve that reads steady still sizes nothing: on
             # throttled_node (seed 3) a 100-iteration warm-up extrapolated a run 40x too short,
             # the budget sized by it stopped the study after 6 probes
-            settled = (view.end_iteration >= WARMUP_MIN_PROBES * length and read_view_regime(view).regime
-                       is Regime.STEADY and self._read(drift, view) <= MAX_DRIFT)
+            long_enough = view.end_iteration >= WARMUP_MIN_PROBES * length
+            settled = (long_enough and read_view_regime(view).regime is Regime.STEADY
+                       and self._read(drift, view) <= MAX_DRIFT)
             if settled:
                 return True
             segment = self._continue(chain[-1], view.end_iteration)
@@ -562,8 +563,8 @@ class ColdStartSearch:
 
     def confidence_of(self, key: str, prediction: Prediction | None = None) -> Confidence:
         """Confidence of ``prediction`` (the current one for ``key``). A fork's curve shape is the
-        warm-up's reference, so its regime, drift and hindcast are read there; a probe from scratch is
-        read on its own."""
+        warm-up's reference, so its regime, drift and hindcast are read there; a probe from scratch
+        is read on its own."""
         view, prediction = self.views()[key], prediction or self.predictions[key]
         source = view
         if self.fork is not None and view.parent == self.fork.key and self.warmup_config is not None:
