@@ -16,7 +16,9 @@ model constant or default was chosen on it):
    the evidence would have said, never scored as the plan's error); probe cost = the study's cluster-seconds
    / TTC(plan); coverage of 80% intervals over the plan and sampled configs run as the plan would
    run them, a config predicted to reach that never did counting as a miss, and an interval with
-   no upper end (it covers anything) not scored; ttc's TTC + probe cost against TPE's.
+   no upper end (it covers anything) not scored, nor a check whose truth run stopped at
+   RUN_MAX_ITERATIONS before the interval's top without reaching (it decides nothing);
+   ttc's TTC + probe cost against TPE's.
 
     nice python benchmarks/predictor_eval.py --kind long [--scenarios a,b] [--jobs 2] \
         [--truth-cache /tmp/ttc-truth.json]
@@ -98,8 +100,10 @@ class Truth:
         run = self.runs.get(key)
         if run is None:
             return False
+        if run["reached_seconds"] is not None:
+            return True
         censored = run.get("censored_at")
-        return run["reached_seconds"] is not None or censored is None or censored >= cap
+        return "ran_seconds" in run and (censored is None or censored >= cap)
 
     def ttc(self, plans: list[tuple[Config, Phase | None]], cap: float = math.inf) -> list[float]:
         """Mean TTC over the truth seeds of each (config, warm-up); inf unless every seed reached
@@ -111,7 +115,8 @@ class Truth:
         for key, result in zip(fresh, runs, strict=True):
             self.runs[key] = {"reached_seconds": result.reached_seconds,
                               "iterations": result.reached_iteration,
-                              "censored_at": None if math.isinf(cap) else cap}
+                              "censored_at": None if math.isinf(cap) else cap,
+                              "ran_seconds": result.end_seconds}
         if fresh and self.cache is not None:
             stored = json.loads(self.cache.read_text()) if self.cache.exists() else {}
             stored[self.job] = self.runs
@@ -122,6 +127,12 @@ class Truth:
             reached = all(t is not None and t <= cap for t in seconds)
             out.append(statistics.mean(seconds) if reached else math.inf)
         return out
+
+    def ran_for(self, config: Config, warmup: Phase | None) -> float:
+        """Seconds the shortest run that did not reach the target ran for (inf when every seed
+        reached): a check is decided only once its runs went past the interval's top."""
+        runs = [self.runs[self.key(config, warmup, s)] for s in self.seeds]
+        return min((r["ran_seconds"] for r in runs if r["reached_seconds"] is None), default=math.inf)
 
     def close(self) -> None:
         if self.pool:
@@ -330,8 +341,14 @@ def evaluate(name: str, kind: str, jobs: int, seeds: list[int], cache: Path | No
             # "Never reaches" is checked as "not within NEVER × the best known".
             high = prediction.ttc_high if math.isfinite(prediction.ttc_seconds) else NEVER * best_known
             cap = max(CENSOR * best_known, 1.5 * high)
-            [seconds] = truth.ttc([(config, None if config == search.warmup_config else warmup)], cap)
-            checks.append({"config": config.key(), **_check(prediction, seconds)})
+            run = (config, None if config == search.warmup_config else warmup)
+            [seconds] = truth.ttc([run], cap)
+            check = {"config": config.key(), **_check(prediction, seconds)}
+            ran = truth.ran_for(*run)
+            if ran < high:  # cut by RUN_MAX_ITERATIONS before the interval's top: decides nothing
+                check.pop("covered", None)
+                check["undecided"] = f"a truth run stopped unreached at {ran:.4g} s, below {high:.4g} s"
+            checks.append(check)
         return {
             "scenario": name, "held_out": held_out(name), "target": target_value(spec),
             "truth_seeds": seeds, "probe_seed": spec.seed, "grid_size": len(grid),
@@ -369,7 +386,8 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
             "coverage": sum(c["covered"] for c in checks) / max(len(checks), 1),
             "coverage_checks": len(checks),
             "unbounded_checks": sum(c.get("predicted") is not None and "covered" not in c
-                                    for r in rows for c in r["checks"]),
+                                    and "undecided" not in c for r in rows for c in r["checks"]),
+            "undecided_checks": sum("undecided" in c for r in rows for c in r["checks"]),
             "tpe_median_regret": _median([r["methods"]["tpe"]["regret"] for r in rows]),
             "plain_grid_median_regret": _median([r["methods"]["plain_grid"]["regret"] for r in rows]),
         }
