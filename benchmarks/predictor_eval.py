@@ -345,8 +345,8 @@ def evaluate(name: str, kind: str, jobs: int, seeds: list[int], cache: Path | No
             [seconds] = truth.ttc([run], cap)
             check = {"config": config.key(), **_check(prediction, seconds)}
             ran = truth.ran_for(*run)
-            if ran < high:  # cut by RUN_MAX_ITERATIONS before the interval's top: decides nothing
-                check.pop("covered", None)
+            if "covered" in check and ran < high:  # cut by RUN_MAX_ITERATIONS before the top: undecided
+                del check["covered"]
                 check["undecided"] = f"a truth run stopped unreached at {ran:.4g} s, below {high:.4g} s"
             checks.append(check)
         return {
