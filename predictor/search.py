@@ -399,10 +399,8 @@ class ColdStartSearch:
             # shorter than WARMUP_MIN_PROBES lengths, a curve that reads steady still sizes nothing: on
             # throttled_node (seed 3) a 100-iteration warm-up extrapolated a run 40x too short,
             # the budget sized by it stopped the study after 6 probes
-            long_enough = view.end_iteration >= WARMUP_MIN_PROBES * length
-            settled = (long_enough and read_view_regime(view).regime is Regime.STEADY
-                       and self._read(drift, view) <= MAX_DRIFT)
-            if settled:
+            settled = read_view_regime(view).regime is Regime.STEADY and self._read(drift, view) <= MAX_DRIFT
+            if settled and view.end_iteration >= WARMUP_MIN_PROBES * length:
                 return True
             segment = self._continue(chain[-1], view.end_iteration)
             self._unsettled.add(segment.key)
