@@ -5,11 +5,16 @@ cannot support is reported as such, never printed as a number).
 falling says only that the study does not know, so the best measured config is returned with
 no number and ``confidence: none``. When that config was measured forked from the study's warm-up,
 the plan names the warm-up too: its measurement is of the fork, not of a run from scratch.
+
+What was measured still bounds the answer: a plan whose own run (its warm-up included) ran for
+some seconds without reaching the target takes longer than that, with no extrapolation at all
+(``with_measured_bound``), so a plan without a number still says how long its run is at least.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Protocol
 
 from predictor.confidence import assess
@@ -25,11 +30,26 @@ class Study(Protocol):
     model: TtcModel | None
     target: float
     baseline: Config | None
+    warmup_config: Config | None
     worth_tuning_reason: str
 
     def cluster_seconds(self) -> float: ...
 
     def warmup_of(self, view: ProbeResult) -> Phase | None: ...
+
+
+def with_measured_bound(prediction: Prediction, view: ProbeResult, warmup: Phase | None,
+                        warmup_config: Config | None) -> Prediction:
+    """``prediction`` with ``evidence_seconds``: how long the plan's own run was measured without
+    reaching the target, on the probes' data. The run is the lineage measured when the plan names
+    the warm-up ``view`` was forked from, when ``view`` ran from scratch, or when it is the
+    warm-up's own recipe continued. Left unknown where the run planned is not that lineage (a run
+    from scratch read off a fork) or where it reached (then its TTC is the measurement itself)."""
+    continued = warmup_config is not None and view.config.key() == warmup_config.key()
+    run_as_measured = warmup is not None or view.start_iteration == 0 or continued
+    if view.reached_iteration is not None or not run_as_measured:
+        return prediction
+    return replace(prediction, evidence_seconds=view.end_seconds)
 
 
 class TargetUnreachable(RuntimeError):
@@ -50,12 +70,14 @@ def plan_without_prediction(search: Study, study_id: str, views: dict[str, Probe
             f"none of {len(alive)} probed configs can reach target loss {search.target}: every curve "
             "has levelled off above it")
     best = min(alive, key=lambda v: v.final_loss)
-    nothing = Prediction(math.inf, 0.0, math.inf, best.steady_seconds_per_iteration, math.inf,
-                         float(best.end_iteration))
+    warmup = search.warmup_of(best)
+    nothing = with_measured_bound(Prediction(math.inf, 0.0, math.inf, best.steady_seconds_per_iteration,
+                                             math.inf, float(best.end_iteration)), best, warmup,
+                                  search.warmup_config)
     plan = Plan(study_id=study_id, config=best.config, predicted=nothing,
                 baseline_config=search.baseline or best.config, baseline_predicted_ttc_seconds=math.inf,
                 probe_count=len(search.probes), probe_cluster_seconds=search.cluster_seconds(),
-                evidence=[best.probe_key], warmup=search.warmup_of(best),
+                evidence=[best.probe_key], warmup=warmup,
                 worth_tuning=not search.worth_tuning_reason,
                 worth_tuning_reason=search.worth_tuning_reason)
     plan.confidence = assess(None, False, read_view_regime(best))

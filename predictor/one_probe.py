@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 
 from predictor.confidence import assess
+from predictor.no_number import with_measured_bound
 from predictor.reference_curve import drift, hindcast
 from predictor.regime import read_view_regime
 from predictor.ttc_model import predict_ttc
@@ -25,6 +26,7 @@ def predict_from_probe(result: ProbeResult, target: float) -> tuple[Prediction |
     prediction = predict_ttc(result, target)
     if prediction is not None:
         prediction = dataclasses.replace(prediction, evidence_iterations=float(result.end_iteration))
+        prediction = with_measured_bound(prediction, result, None, None)
     regime = read_view_regime(result)
     if result.reached_iteration is not None:
         return prediction, assess(prediction, True, regime)

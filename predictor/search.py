@@ -57,7 +57,7 @@ from predictor.confidence import MAX_DRIFT, assess
 from predictor.from_scratch import FROM_SCRATCH, from_scratch
 from predictor.he_model import allocation
 from predictor.lineages import Lineages, merge
-from predictor.no_number import plan_without_prediction
+from predictor.no_number import plan_without_prediction, with_measured_bound
 from predictor.plan_choice import best, planned
 from predictor.ranking import ranking
 from predictor.reference_curve import ReferenceCurve, drift, hindcast
@@ -532,6 +532,7 @@ class ColdStartSearch:
                    if warmup and self.model and self.fork and self.recipe else None)
         if scratch is not None and best({"fork": prediction, "scratch": scratch}, "fork") == "scratch":
             prediction, warmup = scratch, None
+        prediction = with_measured_bound(prediction, view, warmup, self.warmup_config)
         baseline = self.baseline or view.config
         base_prediction = self.predictions.get(baseline.key())
         confidence = self.confidence_of(key, prediction)

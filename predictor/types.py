@@ -227,6 +227,8 @@ class Prediction:
 
     ``evidence_iterations`` is how far the lineage behind the estimate was measured (warm-up and
     probes): ``iterations / evidence_iterations`` is how far the estimate extrapolates.
+    ``evidence_seconds`` is how long that lineage ran, where it is the run predicted and did not
+    reach the target: a lower bound of the TTC that needs no extrapolation (predictor.no_number).
     """
 
     ttc_seconds: float
@@ -235,6 +237,7 @@ class Prediction:
     seconds_per_iteration: float
     iterations: float
     evidence_iterations: float = math.nan
+    evidence_seconds: float = math.nan
 
     @property
     def extrapolation(self) -> float:
@@ -259,7 +262,8 @@ class Prediction:
         return json_safe(dataclasses.asdict(self))
 
     def public(self, confidence: Confidence) -> dict[str, float | None]:
-        """``to_dict`` as users see it: no number where ``confidence`` supports none."""
+        """``to_dict`` as users see it: no number where ``confidence`` supports none (what was
+        measured, ``evidence_*``, stays)."""
         data = self.to_dict()
         if not confidence.supported:
             data |= {"ttc_seconds": None, "ttc_low": None, "ttc_high": None, "iterations": None}
@@ -275,6 +279,7 @@ class Prediction:
             seconds_per_iteration=_or(data["seconds_per_iteration"], math.nan),
             iterations=_or(data["iterations"], math.inf),
             evidence_iterations=_or(data.get("evidence_iterations"), math.nan),
+            evidence_seconds=_or(data.get("evidence_seconds"), math.nan),
         )
 
 

@@ -23,6 +23,15 @@ def _config_text(config: dict[str, Any]) -> str:
             f"momentum {config['momentum']:.2g} · {config['optimizer']}")
 
 
+def _at_least(predicted: dict[str, Any]) -> str:
+    """What was measured of the run where no number is given: it takes longer than that."""
+    seconds, iterations = predicted.get("evidence_seconds"), predicted.get("evidence_iterations")
+    if seconds is None or iterations is None:
+        return ""
+    return (f" (above {seconds_text(seconds)}: its run measured {iterations:.0f} it "
+            "without reaching the target)")
+
+
 def print_plan(plan: dict[str, Any]) -> None:
     """The plan, its warm-up, and its prediction — or, when the evidence cannot support a number,
     the reason instead of one (issue 11: a prediction the evidence cannot support is not printed)."""
@@ -40,7 +49,7 @@ def print_plan(plan: dict[str, Any]) -> None:
     else:
         out.print(f"  config     {_config_text(config)}", highlight=False)
     if predicted.get("ttc_seconds") is None:
-        out.print(f"  predicted  no number: {confidence['reason']}", highlight=False)
+        out.print(f"  predicted  no number{_at_least(predicted)}: {confidence['reason']}", highlight=False)
     else:
         out.print(
             f"  predicted  TTC {seconds_text(predicted['ttc_seconds'])} "

@@ -61,6 +61,7 @@ class PredictedTTC(BaseModel):
     seconds_per_iteration: float | None
     iterations: float | None
     evidence_iterations: float | None = None  # measured on the lineage: iterations / this = extrapolation
+    evidence_seconds: float | None = None  # the run measured this long without reaching: TTC is above it
 
 
 class Baseline(BaseModel):

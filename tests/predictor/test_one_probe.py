@@ -38,3 +38,4 @@ def test_a_short_probe_far_from_its_target_gives_no_number() -> None:
     public = prediction.public(confidence)
     assert public["ttc_seconds"] is None and public["iterations"] is None
     assert public["seconds_per_iteration"] is not None  # the speed was measured
+    assert public["evidence_seconds"] == 200 * STEP  # and so was how long it ran without reaching

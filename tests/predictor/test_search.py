@@ -17,11 +17,11 @@ import pytest
 
 from predictor.async_step import first_async_steps
 from predictor.he_model import HeParams, Topology, step_seconds
-from predictor.no_number import plan_without_prediction
+from predictor.no_number import plan_without_prediction, with_measured_bound
 from predictor.plan_choice import CHANGE_MARGIN
 from predictor.regime import Regime, RegimeReading
 from predictor.search import WARMUP_MIN_PROBES, ColdStartSearch, timing_length
-from predictor.types import Budget, Config, ProbeRequest, ProbeResult, SearchSpace
+from predictor.types import Budget, Config, Prediction, ProbeRequest, ProbeResult, SearchSpace
 
 HARDWARE = HeParams(alpha_c=1e-3, beta_c=2e-5, theta_intra=1e-4, lat_intra=1e-6, theta_inter=2e-3,
                     lat_inter=2e-5, gamma=2.0, read=1e-9, daso_skip=4.0, balance=1.0)
@@ -294,6 +294,28 @@ def test_a_plan_with_no_number_on_a_forked_config_names_the_warm_up_it_was_measu
     assert (plan.warmup.config, plan.warmup.iterations) == (recipe, fork.iteration)
     alone = plan_without_prediction(search, "s", {recipe.key(): views[recipe.key()]})
     assert alone.config == recipe and alone.warmup is None
+
+
+def test_a_plan_with_no_number_says_how_long_its_run_was_measured_without_reaching() -> None:
+    """The seconds a plan's run was measured without reaching the target (its warm-up included)
+    bound its TTC from below with no extrapolation; a run from scratch read off a fork was never
+    measured, so it has no such bound."""
+    search = run_search(LONG)
+    fork, recipe = search.fork, search.warmup_config
+    assert fork is not None and recipe is not None
+    views = search.views()
+    forks = {k: v for k, v in views.items()
+             if v.parent == fork.key and v.config != recipe and v.reached_iteration is None}
+    key, view = next(iter(forks.items()))
+    plan = plan_without_prediction(search, "s", {key: view})
+    assert plan.predicted.evidence_seconds == pytest.approx(view.end_seconds)
+    assert plan.predicted.evidence_seconds > fork.seconds  # the warm-up's seconds are in it
+    assert plan.to_dict()["predicted"]["evidence_seconds"] == pytest.approx(view.end_seconds)
+    continued = views[recipe.key()]
+    alone = plan_without_prediction(search, "s", {recipe.key(): continued})
+    assert alone.predicted.evidence_seconds == pytest.approx(continued.end_seconds)
+    scratch = with_measured_bound(Prediction(1.0, 0.5, 2.0, 1e-3, 1000.0), view, None, recipe)
+    assert math.isnan(scratch.evidence_seconds)
 
 
 def test_the_warm_up_runs_the_sweeps_recipe_on_one_device_and_asynchrony_on_whole_nodes() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import logging
+import math
 import os
 import subprocess
 import sys
@@ -13,9 +14,10 @@ import pytest
 from typer.testing import CliRunner
 
 from predictor import TargetUnreachable
-from predictor.types import Config, Plan, Prediction, ProbeResult
+from predictor.types import Confidence, Config, Plan, Prediction, ProbeResult
 from service import cli, crud, orchestration
 from service.cli_output import make_console, quiet_ray
+from service.cli_plan import print_plan
 from service.db import Database
 
 LONG_PLAN_CONFIG = Config("async_groups", 4, 4, groups=4, batch_size=64, lr=0.03, momentum=0.6)
@@ -60,6 +62,18 @@ def test_studies_show_in_a_log_keeps_the_plan_and_table_whole(database_url: str,
                for line in lines), done.stdout
     assert any("prune reason" in line for line in lines), done.stdout
     assert any(line.rstrip().endswith("(got 0) [type=x]") for line in lines), done.stdout  # not markup
+
+
+def test_a_plan_with_no_number_prints_how_long_its_run_was_measured(capsys: pytest.CaptureFixture[str]
+                                                                    ) -> None:
+    """No number, yet what was measured bounds it: the run takes longer than it ran without reaching."""
+    nothing = Prediction(math.inf, 0.0, math.inf, 1e-3, math.inf, 3250.0, 0.0321)
+    plan = Plan("s", LONG_PLAN_CONFIG, nothing, LONG_PLAN_CONFIG, math.inf, 9, 0.004,
+                confidence=Confidence("none", "the curve has not settled"))
+    print_plan(plan.to_dict())
+    line = next(text for text in capsys.readouterr().out.splitlines() if "predicted" in text)
+    assert line == ("  predicted  no number (above 0.0321s: its run measured 3250 it without reaching the "
+                    "target): the curve has not settled")
 
 
 class FailingRunner:

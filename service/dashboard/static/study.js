@@ -42,7 +42,9 @@ function renderPlan({ study, plan }) {
       ? figure("Predicted TTC", fmtSeconds(p.ttc_seconds),
         `80% interval ${fmtSeconds(p.ttc_low)} – ${fmtSeconds(p.ttc_high)} · ` +
         `${fmtNumber(p.seconds_per_iteration)} s/it × ${fmtNumber(p.iterations)} it · confidence ${confidence.level}`)
-      : figure("Predicted TTC", beyondEvidence(confidence.reason), `no number: ${confidence.reason}`),
+      : figure("Predicted TTC", beyondEvidence(confidence.reason), `no number: ${confidence.reason}` +
+        (p.evidence_seconds != null ? ` · above ${fmtSeconds(p.evidence_seconds)}: its run measured ` +
+          `${fmtNumber(p.evidence_iterations)} it without reaching the target` : "")),
     supported && baseline
       ? figure("Speedup over baseline", `${(baseline / p.ttc_seconds).toFixed(2)}×`,
         `baseline (sync) ${fmtSeconds(baseline)}`)
