@@ -13,7 +13,9 @@ model constant or default was chosen on it):
 3. **figures** — regret = TTC(pick) / the best TTC known (grid ∪ every pick); the plan's prediction
    error against its measured TTC (mean over truth seeds), only where the plan gives a number (where
    it gives none, the point it withheld is reported beside it as ``withheld``, a diagnostic of what
-   the evidence would have said, never scored as the plan's error); probe cost = the study's cluster-seconds
+   the evidence would have said, never scored as the plan's error); where the plan's own run was
+   measured without reaching (``at_least``, predictor.no_number), whether every truth seed took
+   longer than that; probe cost = the study's cluster-seconds
    / TTC(plan); coverage of 80% intervals over the plan and sampled configs run as the plan would
    run them, a config predicted to reach that never did counting as a miss, and an interval with
    no upper end (it covers anything) not scored, nor a check whose truth run stopped at
@@ -127,6 +129,11 @@ class Truth:
             reached = all(t is not None and t <= cap for t in seconds)
             out.append(statistics.mean(seconds) if reached else math.inf)
         return out
+
+    def fastest(self, config: Config, warmup: Phase | None) -> float:
+        """The shortest TTC over the truth seeds of a (config, warm-up) already run (inf if none reached)."""
+        seconds = [self.runs[self.key(config, warmup, s)]["reached_seconds"] for s in self.seeds]
+        return min((t for t in seconds if t is not None), default=math.inf)
 
     def ran_for(self, config: Config, warmup: Phase | None) -> float:
         """Seconds the shortest run that did not reach the target ran for (inf when every seed
@@ -330,6 +337,10 @@ def evaluate(name: str, kind: str, jobs: int, seeds: list[int], cache: Path | No
         plan_check = _check(plan.predicted if plan.confidence.supported else None, measured["ttc"])
         if not plan.confidence.supported:  # a diagnostic, never a plan error: what the plan held back
             plan_check["withheld"] = _check(search.predict(plan.config), measured["ttc"])
+        if math.isfinite(plan.predicted.evidence_seconds):  # the measured lower bound, on every truth seed
+            fastest = truth.fastest(plan.config, plan.warmup)
+            plan_check["at_least"] = {"seconds": plan.predicted.evidence_seconds, "fastest_truth": fastest,
+                                      "held": fastest >= plan.predicted.evidence_seconds}
         warmup = (Phase(search.warmup_config, search.fork.iteration)
                   if search.fork and search.warmup_config else None)
         checks = []
@@ -378,6 +389,8 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
             "worst_regret": max((m["regret"] for m in ttc), default=None),
             "median_plan_error": _median(errors),
             "plans_without_a_number": sum(r["plan"].get("predicted") is None for r in rows),
+            "lower_bounds_held": sum(r["plan"]["at_least"]["held"] for r in rows if "at_least" in r["plan"]),
+            "lower_bounds": sum("at_least" in r["plan"] for r in rows),
             "median_withheld_error": _median([r["plan"]["withheld"]["error"] for r in rows
                                               if r["plan"].get("withheld", {}).get("predicted") is not None]),
             "median_probe_cost": _median([m["probe_cost"] for m in ttc]),
@@ -418,6 +431,9 @@ def main() -> None:
         error = f"plan error {plan['error']:.1%}" if plan.get("predicted") is not None else "plan: no number"
         if withheld.get("predicted") is not None:
             error += f" (withheld {withheld['error']:.1%} off)"
+        if "at_least" in plan:
+            bound = plan["at_least"]
+            error += f"; above {bound['seconds']:.4g}s {'held' if bound['held'] else 'MISSED'}"
         print(f"{name}{' (held out)' if result['held_out'] else ''}: regret ttc {m['ttc']['regret']:.3f} "
               f"tpe {m['tpe']['regret']:.3f} grid {m['plain_grid']['regret']:.3f} "
               f"naive {m['naive']['regret']:.3f}; {error}", end="")
