@@ -32,7 +32,7 @@ from predictor_eval import RUN_MAX_ITERATIONS, SCENARIOS, run_ttc
 from predictor.confidence import MAX_DRIFT, MAX_HINDCAST_MISS
 from predictor.reference_curve import ReferenceCurve, drift, hindcast
 from predictor.regime import read_view_regime
-from predictor.types import Config, ProbeResult
+from predictor.types import Config, ProbeResult, json_safe
 from worker.lineage import run_schedule
 from worker.spec import Spec, load_spec
 
@@ -96,7 +96,7 @@ def main() -> None:
             "tests_pass": moved <= MAX_DRIFT and backtest.miss <= MAX_HINDCAST_MISS,
         })
         k *= 2
-    print(json.dumps({
+    print(json.dumps(json_safe({
         "scenario": args.scenario, "target": target, "plan": plan.config.key(),
         "confidence": plan.confidence.level, "plan_point_estimate_seconds": plan.predicted.ttc_seconds,
         "warmup": recipe.key(), "warmup_end": search.fork.iteration if search.fork else None,
@@ -104,7 +104,7 @@ def main() -> None:
         "from_scratch_iterations": {f"seed {s}": run.reached_iteration for s, run in truth.items()},
         "crossing": {f"seed {s}": _crossing(run, target) for s, run in truth.items()},
         "cuts": cuts,
-    }, indent=1))
+    }), indent=1))
 
 
 if __name__ == "__main__":
