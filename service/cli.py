@@ -109,13 +109,24 @@ def tune(
     _emit(payload, as_json, out_file)
     if not as_json:
         print_plan(payload)
-    predicted = json_safe(payload)["predicted"]["ttc_seconds"]
-    if max_ttc is not None and predicted is None:
-        raise _fail(EXIT_UNREACHABLE, f"--max-ttc {max_ttc:g}s cannot be checked: the plan's evidence "
-                                      "supports no predicted TTC (see its confidence)")
+    predicted = json_safe(payload)["predicted"]
+    if max_ttc is not None and predicted["ttc_seconds"] is None:
+        raise _fail(EXIT_UNREACHABLE, _unchecked_gate(max_ttc, predicted.get("evidence_seconds")))
+    predicted = predicted["ttc_seconds"]
     if max_ttc is not None and predicted > max_ttc:
         raise _fail(EXIT_UNREACHABLE, f"the plan's predicted TTC {seconds_text(predicted)} exceeds "
                                       f"--max-ttc {max_ttc:g}s")
+
+
+def _unchecked_gate(max_ttc: float, measured: float | None) -> str:
+    """Why a plan with no number fails the gate: its run was measured past it without reaching the
+    target (a fact), or the evidence cannot tell."""
+    if measured is not None and measured > max_ttc:
+        return (f"the plan's run takes longer than --max-ttc {max_ttc:g}s: it was measured for "
+                f"{seconds_text(measured)} without reaching the target")
+    above = f" (its run takes more than {seconds_text(measured)}, measured)" if measured is not None else ""
+    return (f"--max-ttc {max_ttc:g}s cannot be checked: the plan's evidence supports no predicted TTC"
+            f"{above} (see its confidence)")
 
 
 def _check_cluster(spec: Spec, ray_address: str | None) -> None:

@@ -4,6 +4,7 @@ studies are seeded through ``service.crud`` as a runner would record them."""
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from predictor.types import Config, Plan, Prediction, ProbeResult
+from predictor.types import Confidence, Config, Plan, Prediction, ProbeResult
 from service import cli, crud
 from service.app import create_app
 from service.cli import app
@@ -96,6 +97,19 @@ def test_max_ttc_gate(max_ttc: float, code: int, database_url: str, monkeypatch:
     result = CliRunner().invoke(app, ["tune", str(QUICKSTART), "--json", "--max-ttc", str(max_ttc)])
     assert result.exit_code == code, result.output
     assert json.loads(result.stdout)["predicted"]["ttc_seconds"] == 5.0  # the plan is printed either way
+
+
+@pytest.mark.parametrize(("max_ttc", "says"), [(1.0, "takes longer than --max-ttc 1s"),
+                                               (10.0, "cannot be checked")])
+def test_max_ttc_gate_on_a_plan_with_no_number_reads_its_measured_bound(
+        max_ttc: float, says: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No number fails the gate either way; a run measured past the limit fails it as a fact."""
+    plan = Plan("s1", ASYNC, Prediction(math.inf, 0.0, math.inf, 1e-4, math.inf, 3000.0, 5.0), SYNC,
+                math.inf, 2, 0.5, confidence=Confidence("none", "the curve has not settled"))
+    monkeypatch.setattr(cli, "_tune_locally", lambda *args: plan.to_dict())
+    result = CliRunner().invoke(app, ["tune", str(QUICKSTART), "--json", "--max-ttc", str(max_ttc)])
+    assert result.exit_code == 3, result.output
+    assert says in result.output and "5s" in result.output
 
 
 def test_the_ttc_entry_point_returns_the_exit_code(tmp_path: Path) -> None:
