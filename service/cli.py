@@ -110,11 +110,11 @@ def tune(
     if not as_json:
         print_plan(payload)
     predicted = json_safe(payload)["predicted"]
-    if max_ttc is not None and predicted["ttc_seconds"] is None:
+    ttc = predicted["ttc_seconds"]
+    if max_ttc is not None and ttc is None:
         raise _fail(EXIT_UNREACHABLE, _unchecked_gate(max_ttc, predicted.get("evidence_seconds")))
-    predicted = predicted["ttc_seconds"]
-    if max_ttc is not None and predicted > max_ttc:
-        raise _fail(EXIT_UNREACHABLE, f"the plan's predicted TTC {seconds_text(predicted)} exceeds "
+    if max_ttc is not None and ttc > max_ttc:
+        raise _fail(EXIT_UNREACHABLE, f"the plan's predicted TTC {seconds_text(ttc)} exceeds "
                                       f"--max-ttc {max_ttc:g}s")
 
 
