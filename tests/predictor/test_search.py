@@ -21,7 +21,7 @@ from predictor.no_number import plan_without_prediction, with_measured_bound
 from predictor.plan_choice import CHANGE_MARGIN
 from predictor.regime import Regime, RegimeReading
 from predictor.search import WARMUP_MIN_PROBES, ColdStartSearch, timing_length
-from predictor.types import Budget, Config, Prediction, ProbeRequest, ProbeResult, SearchSpace
+from predictor.types import Budget, Config, Plan, Prediction, ProbeRequest, ProbeResult, SearchSpace
 
 HARDWARE = HeParams(alpha_c=1e-3, beta_c=2e-5, theta_intra=1e-4, lat_intra=1e-6, theta_inter=2e-3,
                     lat_inter=2e-5, gamma=2.0, read=1e-9, daso_skip=4.0, balance=1.0)
@@ -311,6 +311,8 @@ def test_a_plan_with_no_number_says_how_long_its_run_was_measured_without_reachi
     assert plan.predicted.evidence_seconds == pytest.approx(view.end_seconds)
     assert plan.predicted.evidence_seconds > fork.seconds  # the warm-up's seconds are in it
     assert plan.to_dict()["predicted"]["evidence_seconds"] == pytest.approx(view.end_seconds)
+    stored = Plan.from_dict(plan.to_dict())  # as the database keeps it
+    assert stored.predicted.evidence_seconds == pytest.approx(view.end_seconds)
     continued = views[recipe.key()]
     alone = plan_without_prediction(search, "s", {recipe.key(): continued})
     assert alone.predicted.evidence_seconds == pytest.approx(continued.end_seconds)
