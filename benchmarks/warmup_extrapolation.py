@@ -83,7 +83,8 @@ def main() -> None:
     end = own.reached_iteration or own.end_iteration
     cuts, k = [], spec.budget.probe_max_iterations
     while k <= end:
-        curve = _cut(own, k).curve
+        cut = _cut(own, k)
+        curve = cut.curve
         reference = ReferenceCurve.fit(curve, target, samples=0)
         extrapolated = float(reference.iteration_at(target)[0]) if reference else None
         moved, backtest = drift(curve, target), hindcast(curve, target)
@@ -92,7 +93,7 @@ def main() -> None:
             "extrapolated_iterations": extrapolated,
             "over_truth": extrapolated / true_k if extrapolated is not None and true_k else None,
             "drift": moved, "hindcast_miss": backtest.miss,
-            "regime": read_view_regime(_cut(own, k)).regime.name.lower(),
+            "regime": read_view_regime(cut).regime.name.lower(),
             "tests_pass": moved <= MAX_DRIFT and backtest.miss <= MAX_HINDCAST_MISS,
         })
         k *= 2
