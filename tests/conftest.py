@@ -12,11 +12,13 @@ from predictor.trial_space import TRIAL_PARAMS as OPTUNA_PARAMS
 
 @pytest.fixture(scope="session")
 def ray_local() -> Iterator[None]:
-    """A small local Ray shared by every test that launches probes (starting one costs ~10 s)."""
+    """A small local Ray shared by every test that launches probes (starting one costs ~10 s); its
+    own (``address="local"``) even when a user's ``ray start`` or ``RAY_ADDRESS`` is about."""
     import ray
 
     if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
+                 configure_logging=False)
     yield
     ray.shutdown()
 

@@ -32,7 +32,8 @@ SMALL = RayBackendConfig(cpus_per_worker=0.25, collective_timeout_s=60.0, shutdo
 def ray_cluster() -> Iterator[None]:
     started = not ray.is_initialized()
     if started:
-        ray.init(num_cpus=2, include_dashboard=True, log_to_driver=False, configure_logging=False)
+        ray.init(address="local", num_cpus=2, include_dashboard=True, log_to_driver=False,
+                 configure_logging=False)
     yield
     if started:
         ray.shutdown()

@@ -1,9 +1,11 @@
 """The one place this codebase connects to Ray (probe launcher, scheduler, CLI, Ray runs).
 
-``ensure_ray`` joins ``RAY_ADDRESS`` when set (a GCS address, or ``ray://`` for Ray Client), or
-the address given, or starts a local Ray with this machine's CPUs; a process that is already
-connected stays as it is. The job carries the allowlisted workload modules and ttc's settings to
-every node (``worker.ray_backend.runtime_env``).
+``ensure_ray`` joins the address given, or ``RAY_ADDRESS`` when set (a GCS address, or ``ray://``
+for Ray Client), or else starts a Ray of its own with this machine's CPUs (``address="local"``): a
+Ray that someone else started on the machine with ``ray start`` is never joined by accident, since
+Ray's own default would attach to it. A process that is already connected stays as it is. The
+job carries the allowlisted workload modules and ttc's settings to every node
+(``worker.ray_backend.runtime_env``).
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ log = logging.getLogger(__name__)
 def ensure_ray(address: str | None = None) -> None:
     if ray.is_initialized():
         return
-    address = address or os.environ.get("RAY_ADDRESS") or None
-    log.info("connecting to Ray at %s", address or "a new local instance")
+    address = address or os.environ.get("RAY_ADDRESS") or "local"
+    log.info("connecting to Ray at %s", "a new local instance" if address == "local" else address)
     ray.init(
         address=address,
         runtime_env=job_runtime_env(),  # users' workload modules and ttc's settings travel with the job
