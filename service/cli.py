@@ -54,7 +54,12 @@ out = make_console()
 SpecArg = Annotated[Path, typer.Argument(help="job spec, YAML or JSON")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="machine-readable output only")]
 MaxTtcOpt = Annotated[float | None, typer.Option(
-    "--max-ttc", help="exit 3 when the plan's predicted TTC exceeds this many seconds (a CI gate)")]
+    "--max-ttc", min=0.0, help="exit 3 unless the plan's TTC is within this many seconds with at least "
+                               "--gate-probability (a CI gate)")]
+DEFAULT_GATE_PROBABILITY = 0.8  # the gate passes a plan whose forecast's p80 is within the limit
+GateProbabilityOpt = Annotated[float, typer.Option(
+    "--gate-probability", min=0.0, max=1.0,
+    help="the probability P(TTC ≤ --max-ttc) the gate requires, from the plan's forecast")]
 
 
 def _fail(code: int, message: str) -> typer.Exit:
@@ -91,6 +96,7 @@ def tune(
     out_file: Annotated[Path | None, typer.Option("--out", help="also write the plan here")] = None,
     server: Annotated[str | None, typer.Option(help="run on a ttc service at this URL")] = None,
     max_ttc: MaxTtcOpt = None,
+    gate_probability: GateProbabilityOpt = DEFAULT_GATE_PROBABILITY,
 ) -> None:
     """Probe the search space and print the plan with the lowest predicted time to convergence."""
     from predictor.types import json_safe
@@ -109,24 +115,28 @@ def tune(
     _emit(payload, as_json, out_file)
     if not as_json:
         print_plan(payload)
-    predicted = json_safe(payload)["predicted"]
-    ttc = predicted["ttc_seconds"]
-    if max_ttc is not None and ttc is None:
-        raise _fail(EXIT_UNREACHABLE, _unchecked_gate(max_ttc, predicted.get("evidence_seconds")))
-    if max_ttc is not None and ttc > max_ttc:
-        raise _fail(EXIT_UNREACHABLE, f"the plan's predicted TTC {seconds_text(ttc)} exceeds "
-                                      f"--max-ttc {max_ttc:g}s")
+    if max_ttc is not None:
+        _gate(json_safe(payload)["predicted"], max_ttc, gate_probability, as_json)
 
 
-def _unchecked_gate(max_ttc: float, measured: float | None) -> str:
-    """Why a plan with no number fails the gate: its run was measured past it without reaching the
-    target (a fact), or the evidence cannot tell."""
+def _gate(predicted: dict[str, Any], max_ttc: float, required: float, as_json: bool) -> None:
+    """The CI gate: pass when P(TTC ≤ ``max_ttc``) ≥ ``required`` on the plan's forecast; fail
+    whatever the forecast when the run was measured past the limit without reaching the target."""
+    from predictor.quantile_cdf import probability_within
+
+    measured = predicted.get("evidence_seconds")
     if measured is not None and measured > max_ttc:
-        return (f"the plan's run takes longer than --max-ttc {max_ttc:g}s: it was measured for "
-                f"{seconds_text(measured)} without reaching the target")
-    above = f" (its run takes more than {seconds_text(measured)}, measured)" if measured is not None else ""
-    return (f"--max-ttc {max_ttc:g}s cannot be checked: the plan's evidence supports no predicted TTC"
-            f"{above} (see its confidence)")
+        raise _fail(EXIT_UNREACHABLE, f"the plan's run takes longer than --max-ttc {max_ttc:g}s: it was "
+                                      f"measured for {seconds_text(measured)} without reaching the target")
+    chance = probability_within(max_ttc, predicted.get("ttc_p10", predicted.get("ttc_low")),
+                                predicted.get("ttc_p50", predicted.get("ttc_seconds")),
+                                predicted.get("ttc_p90", predicted.get("ttc_high")), measured)
+    verdict = f"P(TTC ≤ {max_ttc:g}s) = {chance:.2f} (the gate requires {required:.2f})"
+    if chance < required:
+        median = seconds_text(predicted.get("ttc_p50"))
+        raise _fail(EXIT_UNREACHABLE, f"{verdict}: the plan's TTC p50 is {median}")
+    if not as_json:
+        out.print(f"  gate       passed: {verdict}", highlight=False)
 
 
 def _check_cluster(spec: Spec, ray_address: str | None) -> None:
@@ -321,9 +331,8 @@ def _print_run(result: dict[str, Any]) -> None:
 def predict(
     spec_path: SpecArg,
     config: Annotated[str, typer.Option("--config", help="config JSON or file")],
-    as_json: JsonOpt = False,
 ) -> None:
-    """Predict one configuration's TTC from a single short probe of it."""
+    """Predict one configuration's TTC from a single short probe of it (printed as JSON)."""
     from predictor.types import Config
     from service.run_configs import predict_config
     from service.settings import get_settings
@@ -359,7 +368,7 @@ def serve(
 
     settings = get_settings()
     logging.getLogger().setLevel(logging.INFO)
-    run_service(settings, host or settings.host, port or settings.port, workers, studies)
+    run_service(host or settings.host, port or settings.port, workers, studies)
 
 
 def main() -> None:

@@ -15,8 +15,6 @@ import sys
 
 from fastapi import FastAPI
 
-from service.settings import Settings
-
 log = logging.getLogger(__name__)
 
 ORCHESTRATOR_STOP_SECONDS = 30.0
@@ -53,7 +51,7 @@ def stop_orchestrator(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
-def serve(settings: Settings, host: str, port: int, workers: int, run_studies: bool) -> None:
+def serve(host: str, port: int, workers: int, run_studies: bool) -> None:
     import uvicorn
 
     orchestrator = start_orchestrator() if run_studies else None

@@ -22,6 +22,13 @@ class Settings(BaseSettings):
     lease_seconds: float = Field(30.0, gt=0, description="a study's lease outlives a crash this long")
     poll_seconds: float = Field(2.0, gt=0, description="how often the scheduler looks for studies")
     event_stream_seconds: float = Field(3600.0, gt=0, description="an SSE connection ends after this long")
+    max_event_streams_per_study: int = Field(
+        20, ge=1, description="open event streams one study may have (per API process); more are a 429")
+    max_event_streams: int = Field(
+        200, ge=1, description="open event streams in all (per API process); more are a 429")
+    database_retry_seconds: float = Field(
+        120.0, gt=0, description="how long one database call of a study waits for the server; past it the "
+                                 "study pauses, and resumes when the database is back (never fails for it)")
     max_spec_bytes: int = Field(64_000, ge=1024, description="largest accepted request body")
     max_cluster_devices: int = Field(4096, ge=1, description="nodes × devices_per_node a spec may ask for")
     max_study_probes: int = Field(500, ge=1, description="largest budget.max_probes a spec may ask for")

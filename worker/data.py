@@ -17,10 +17,6 @@ class EpochSampler:
         self.position = 0
         self.epoch = 0
 
-    @property
-    def epochs_done(self) -> float:
-        return self.epoch + self.position / self.size
-
     def next(self, count: int) -> torch.Tensor:
         """The next ``count`` indices; an epoch boundary reshuffles and carries on."""
         parts, needed = [], count
