@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from predictor.plan_choice import bounded
+from predictor.plan_choice import CHANGE_MARGIN, bounded
 from predictor.ttc_model import conservative
 from predictor.types import Confidence, Config, Prediction, ProbeResult, json_safe
 
@@ -61,7 +61,7 @@ class RankedConfig:
 def _why_lost(prediction: Prediction, score: float, plan: Prediction, plan_score: float, kept: bool) -> str:
     if kept and (score < plan_score or (not math.isfinite(plan_score)
                                         and prediction.ttc_seconds < plan.ttc_seconds)):
-        return ("it does not beat the baseline by the 5% margin a change of plan needs "
+        return (f"it does not beat the baseline by the {CHANGE_MARGIN:.0%} margin a change of plan needs "
                 f"(point {prediction.ttc_seconds:.4g} s vs {plan.ttc_seconds:.4g} s, "
                 f"score {score:.4g} vs {plan_score:.4g})")
     if prediction.ttc_seconds < plan.ttc_seconds:
@@ -91,7 +91,7 @@ def ranking(search: RankedStudy, plan_key: str | None) -> list[RankedConfig]:
         elif view.diverged:
             status, reason = "diverged", "its loss diverged"
         elif key == plan_key:
-            status, reason = "plan", ("kept: no challenger beat it by the 5% margin" if kept
+            status, reason = "plan", (f"kept: no challenger beat it by the {CHANGE_MARGIN:.0%} margin" if kept
                                       else "the lowest risk-aware score" if any_bounded
                                       else "no prediction is bounded above: the best point of the "
                                            "baseline and the warm-up's recipe, read on the warm-up's curve")
