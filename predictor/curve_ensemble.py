@@ -1,0 +1,290 @@
+"""When will a falling loss reach its target? An ensemble of learning-curve families decides.
+
+One family extrapolated far past its evidence is a guess about the curve's shape; several families
+that fit the same evidence can disagree many-fold on where it crosses the target. Following
+Domhan et al. 2015 (IJCAI), the crossing is forecast by all eleven families of
+predictor.curve_families, each weighted by how well it predicts what it did not see:
+
+1. every family is fitted to the first (1 − holdout) of the evidence (by iteration) and scored on
+   the held-out rest: weight ∝ exp(−½·Σ r²/σ²), σ the noise of the best fit's residuals; families
+   under MIN_WEIGHT are dropped, and the rest refitted on all the evidence;
+2. each family's parametric uncertainty is a Laplace approximation, θ ~ N(θ̂, INFLATION²·Σ) with Σ
+   the covariance of the least-squares fit; every draw gives the iteration where its curve first
+   reaches the target (∞ when it never does within HORIZON× the evidence); the draws are mixed by
+   the family weights, and p10/p50/p90 read from the mixture;
+3. the open end: a family whose floor lies above the target says "never", which is only evidence
+   when the loss has been seen levelling off above the target (``levelled_above``: the last doubling
+   of iterations falls by less than its own noise, and sits above the target by more than it).
+   Otherwise every floor is capped at FLOOR_MARGIN of the way from the target down to zero below
+   the target (the curve is still falling: nothing shows where it stops), and draws that still do
+   not reach the target within the horizon are dropped, their share reported as
+   ``unreached_weight``. So p90 is open only for a curve levelled above the target, or when no draw
+   at all reaches it (``unreached_weight`` = 1).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from predictor.curve_families import FAMILIES, CurveFit, fit_family
+
+MIN_POINTS = 6  # fewer evaluations cannot hold out a tail and still fit four parameters
+MIN_HOLDOUT = 2
+MIN_WEIGHT = 1e-3
+MIN_DRAWS = 16  # per kept family, so that a small weight still shows its spread
+HORIZON = 1e4  # crossings past HORIZON × the last evidence iteration count as never
+GRID = 400
+FLOOR_MARGIN = 0.1
+INFLATION = 1.0  # scale of the Laplace covariance (calibration: see tests/predictor/test_curve_ensemble.py)
+NOISE_FLOOR = 1e-4  # relative: a noise-free curve still gets a finite σ
+
+
+@dataclass(frozen=True)
+class CrossingForecast:
+    """Where the loss first reaches the target: quantiles, the weighted draws, and what shaped them.
+
+    ``draws`` are crossing iterations (``math.inf``: never) with ``weights`` summing to 1;
+    ``noise`` is the loss's RMS residual around the weighted fit and ``slope`` dl/dk of the weighted
+    median curve where it meets the target (negative; nan if it never does), so that
+    ``seed_spread`` = noise/|slope| is a spread in iterations that the seed alone can cause.
+    """
+
+    p10: float
+    p50: float
+    p90: float
+    draws: np.ndarray
+    weights: np.ndarray
+    family_weights: dict[str, float]
+    noise: float
+    slope: float
+    levelled_above: bool
+    unreached_weight: float = 0.0
+    evidence_until: float = 0.0
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def seed_spread(self) -> float:
+        """σ/|dl/dk| at the crossing: iterations the noise alone moves it (inf without a slope)."""
+        if not math.isfinite(self.slope) or self.slope == 0.0:
+            return math.inf
+        return self.noise / abs(self.slope)
+
+
+def forecast_crossing(iterations: Sequence[float], losses: Sequence[float], target: float, *,
+                      holdout: float = 0.3, samples: int = 400, seed: int = 0,
+                      prior_curves: Sequence[Sequence[tuple[float, float]]] = ()) -> CrossingForecast | None:
+    """Forecast the iteration where ``losses`` (at ``iterations`` ≥ 1) first reach ``target``.
+
+    None when there are fewer than MIN_POINTS evaluations or no family fits. Raises ValueError on
+    input no curve could mean (mismatched lengths, a non-positive target or loss, ``holdout``
+    outside [0, 0.8)). ``prior_curves`` (finished runs of the same workload, lists of
+    (iteration, loss)) are not used yet.
+    """
+    k, y = _validated(iterations, losses, target, holdout, samples)
+    if len(k) < MIN_POINTS:
+        return None
+    levelled = levelled_above(k, y, target)
+    floor_max = None if levelled else target * (1.0 - FLOOR_MARGIN)
+    scales = {"k_scale": float(k[-1]), "loss_scale": float(y.max())}
+    log_weights = _holdout_scores(k, y, holdout, floor_max, scales)
+    kept = _normalised(log_weights)
+    fits = {name: fit_family(FAMILIES[name], k, y, floor_max=floor_max, **scales) for name in kept}
+    weights = _normalised({name: log_weights[name] for name, fit in fits.items() if fit is not None})
+    if not weights:
+        return None
+    fits = {name: fits[name] for name in weights}
+    rng = np.random.default_rng(seed)
+    grid = np.geomspace(k[0], k[-1] * HORIZON, GRID)
+    draws, draw_weights = [], []
+    for name, weight in weights.items():
+        count = max(MIN_DRAWS, round(samples * weight))
+        crossing = _crossings(fits[name], _draws(fits[name], count, rng), grid, target)
+        draws.append(crossing)
+        draw_weights.append(np.full(count, weight / count))
+    draws, draw_weights = np.concatenate(draws), np.concatenate(draw_weights)
+    unreached = float(draw_weights[~np.isfinite(draws)].sum())
+    notes = []
+    if not levelled and 0.0 < unreached < 1.0:
+        draws, draw_weights = draws[np.isfinite(draws)], draw_weights[np.isfinite(draws)]
+        notes.append(f"{unreached:.0%} of the draws never reached the target within {HORIZON:g}× the "
+                     "evidence; dropped, since the curve is still falling")
+    draw_weights = draw_weights / draw_weights.sum()
+    order = np.argsort(draws)
+    draws, draw_weights = draws[order], draw_weights[order]
+    p10, p50, p90 = (_weighted_quantile(draws, draw_weights, q) for q in (0.1, 0.5, 0.9))
+    return CrossingForecast(
+        p10=p10, p50=p50, p90=p90, draws=draws, weights=draw_weights, family_weights=weights,
+        noise=_noise(fits, weights, k, y), slope=_median_slope(fits, weights, grid, target),
+        levelled_above=levelled, unreached_weight=unreached, evidence_until=float(k[-1]), notes=tuple(notes),
+    )
+
+
+def levelled_above(k: np.ndarray, losses: np.ndarray, target: float) -> bool:
+    """Whether the last doubling of iterations is flat within its noise and above the target.
+
+    A line in ln k over [k_end/2, k_end] (at least its last 4 points): flat when its drop over the
+    stretch is smaller than the residual noise around it (or than 0.1% of the level, for a curve
+    with no noise), above when its end lies more than that noise above the target.
+    """
+    stretch = k >= k[-1] / 2.0
+    if stretch.sum() < 4:
+        stretch = np.arange(len(k)) >= len(k) - 4
+    log_k, level = np.log(k[stretch]), losses[stretch]
+    slope, intercept = np.polyfit(log_k, level, 1)
+    fitted = intercept + slope * log_k
+    noise = math.sqrt(float(np.sum((level - fitted) ** 2)) / max(len(level) - 2, 1))
+    tolerance = max(noise, 1e-3 * abs(float(fitted[-1])))
+    drop = -slope * float(log_k[-1] - log_k[0])
+    return drop <= tolerance and float(fitted[-1]) - target > tolerance
+
+
+def _validated(iterations, losses, target, holdout, samples) -> tuple[np.ndarray, np.ndarray]:
+    k, y = np.asarray(iterations, dtype=float), np.asarray(losses, dtype=float)
+    if k.ndim != 1 or k.shape != y.shape:
+        raise ValueError(f"iterations and losses must be 1-D of one length, got {k.shape} and {y.shape}")
+    if not (math.isfinite(target) and target > 0.0):
+        raise ValueError(f"target must be a positive loss, got {target!r}")
+    if not 0.0 <= holdout < 0.8:
+        raise ValueError(f"holdout must lie in [0, 0.8), got {holdout!r}")
+    if samples < 1:
+        raise ValueError(f"samples must be at least 1, got {samples!r}")
+    keep = np.isfinite(k) & np.isfinite(y) & (k >= 1.0)
+    k, y = k[keep], y[keep]
+    if np.any(y <= 0.0):
+        raise ValueError(f"losses must be positive (the families fall to a floor ≥ 0), got {y.min()!r}")
+    order = np.argsort(k, kind="stable")
+    return k[order], y[order]
+
+
+def _holdout_scores(k, y, holdout, floor_max, scales) -> dict[str, float]:
+    """Log-weight per family: −½·Σ r²/σ² over the held-out tail (0 for all without one)."""
+    split = k[0] + (1.0 - holdout) * (k[-1] - k[0])
+    train = k <= split
+    if train.sum() < MIN_POINTS or (~train).sum() < MIN_HOLDOUT:
+        return dict.fromkeys(FAMILIES, 0.0)
+    fits = {name: fit_family(family, k[train], y[train], floor_max=floor_max, **scales)
+            for name, family in FAMILIES.items()}
+    fits = {name: fit for name, fit in fits.items() if fit is not None}
+    if not fits:
+        return {}
+    sigma = max(min(fit.residual_rms for fit in fits.values()), NOISE_FLOOR * scales["loss_scale"])
+    with np.errstate(all="ignore"):
+        scores = {name: -0.5 * float(np.sum((fit.loss(k[~train]) - y[~train]) ** 2)) / sigma**2
+                  for name, fit in fits.items()}
+    return {name: score for name, score in scores.items() if math.isfinite(score)}
+
+
+def _normalised(log_weights: dict[str, float]) -> dict[str, float]:
+    """exp-normalised weights, those under MIN_WEIGHT dropped and the rest renormalised."""
+    if not log_weights:
+        return {}
+    top = max(log_weights.values())
+    raw = {name: math.exp(score - top) for name, score in log_weights.items()}
+    total = sum(raw.values())
+    kept = {name: value / total for name, value in raw.items() if value / total >= MIN_WEIGHT}
+    total = sum(kept.values())
+    return {name: value / total for name, value in kept.items()}
+
+
+def _draws(fit: CurveFit, count: int, rng: np.random.Generator) -> np.ndarray:
+    """θ̂ and count − 1 Laplace draws around it, clipped to the family's bounds: shape (count, p)."""
+    theta = rng.multivariate_normal(fit.theta, INFLATION**2 * fit.covariance, size=count - 1,
+                                    check_valid="ignore", method="eigh")
+    return np.clip(np.vstack([fit.theta, theta]), fit.lower, fit.upper)
+
+
+def _crossings(fit: CurveFit, thetas: np.ndarray, grid: np.ndarray, target: float) -> np.ndarray:
+    """First grid iteration where each draw's curve is ≤ target, interpolated in ln k; inf if none."""
+    with np.errstate(all="ignore"):
+        curves = fit.loss(grid, thetas)  # (S, G)
+    reached = curves <= target
+    first = np.argmax(reached, axis=1)
+    crossing = np.full(len(thetas), math.inf)
+    hit = reached[np.arange(len(thetas)), first]
+    crossing[hit & (first == 0)] = grid[0]
+    inner = hit & (first > 0)
+    rows, right = np.nonzero(inner)[0], first[inner]
+    above, below = curves[rows, right - 1], curves[rows, right]
+    share = np.clip((above - target) / np.maximum(above - below, 1e-300), 0.0, 1.0)
+    log_k = np.log(grid[right - 1]) + share * (np.log(grid[right]) - np.log(grid[right - 1]))
+    crossing[rows] = np.exp(log_k)
+    return crossing
+
+
+def _weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
+    """Inverse of the weighted CDF at q (values sorted; inf allowed)."""
+    index = int(np.searchsorted(np.cumsum(weights), q * weights.sum()))
+    return float(values[min(index, len(values) - 1)])
+
+
+def _noise(fits: dict[str, CurveFit], weights: dict[str, float], k: np.ndarray, y: np.ndarray) -> float:
+    """RMS residual of the loss around the weight-averaged fit, with n − p̄ degrees of freedom."""
+    mean = sum(weight * fits[name].loss(k) for name, weight in weights.items())
+    parameters = sum(weight * len(fits[name].theta) for name, weight in weights.items())
+    return math.sqrt(float(np.sum((y - mean) ** 2)) / max(len(k) - parameters, 1.0))
+
+
+def _median_slope(fits: dict[str, CurveFit], weights: dict[str, float], grid: np.ndarray,
+                  target: float) -> float:
+    """dl/dk of the pointwise weighted median of the families' curves where it meets the target."""
+    names = list(weights)
+    with np.errstate(all="ignore"):
+        curves = np.vstack([fits[name].loss(grid) for name in names])  # (F, G)
+    order = np.argsort(curves, axis=0)
+    sorted_curves = np.take_along_axis(curves, order, axis=0)
+    cumulative = np.cumsum(np.array([weights[name] for name in names])[order], axis=0)
+    median = sorted_curves[np.argmax(cumulative >= 0.5, axis=0), np.arange(len(grid))]
+    below = np.nonzero(median <= target)[0]
+    if len(below) == 0:
+        return math.nan
+    index = max(int(below[0]), 1)
+    return float((median[index] - median[index - 1]) / (grid[index] - grid[index - 1]))
+
+
+@dataclass(frozen=True)
+class Ensemble:
+    """The weighted families fitted to all the evidence, for callers that continue the mean curve
+    themselves (predictor.forecast simulates the first passage of the noisy loss along it)."""
+
+    fits: dict[str, CurveFit]
+    weights: dict[str, float]
+    floor_max: float | None
+    levelled_above: bool
+
+    def fitted(self, k: np.ndarray) -> np.ndarray:
+        """The weight-averaged fit at ``k``."""
+        with np.errstate(all="ignore"):
+            return sum(weight * self.fits[name].loss(k) for name, weight in self.weights.items())
+
+    def curves(self, k: np.ndarray, samples: int = 200, seed: int = 0) -> np.ndarray:
+        """(draws, len(k)) mean curves: each family's Laplace draws, as many as its weight."""
+        rng = np.random.default_rng(seed)
+        rows = []
+        for name, weight in self.weights.items():
+            count = max(2, round(samples * weight))
+            with np.errstate(all="ignore"):
+                rows.append(self.fits[name].loss(k, _draws(self.fits[name], count, rng, self.floor_max)))
+        return np.vstack(rows)
+
+
+def fit_ensemble(iterations: Sequence[float], losses: Sequence[float], target: float, *,
+                 holdout: float = 0.3) -> Ensemble | None:
+    """Step 1 of the module docstring: the families weighted by their held-out tail and refitted on
+    all the evidence (floors capped below the target unless the loss levelled off above it)."""
+    k, y = _validated(iterations, losses, target, holdout, 1)
+    if len(k) < MIN_POINTS:
+        return None
+    levelled = levelled_above(k, y, target)
+    floor_max = None if levelled else target * (1.0 - FLOOR_MARGIN)
+    scales = {"k_scale": float(k[-1]), "loss_scale": float(y.max())}
+    log_weights = _holdout_scores(k, y, holdout, floor_max, scales)
+    fits = {name: fit_family(FAMILIES[name], k, y, floor_max=floor_max, **scales)
+            for name in _normalised(log_weights)}
+    weights = _normalised({name: log_weights[name] for name, fit in fits.items() if fit is not None})
+    if not weights:
+        return None
+    return Ensemble({name: fits[name] for name in weights}, weights, floor_max, levelled)
