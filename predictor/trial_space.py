@@ -11,6 +11,7 @@ import optuna
 from predictor.types import OPTIMIZERS, STRATEGIES, ProbeRequest, ProbeResult, SearchSpace
 
 PRUNER_STEPS = 100  # probe progress is reported to the pruner in hundredths of the probe length
+MAX_BATCH_SIZE = 65536  # samples per device per step: a spec's and a trial's upper bound
 TRIAL_PARAMS = ("strategy", "nodes", "devices_per_node", "groups", "batch_size", "lr", "momentum",
                 "optimizer")  # a trial's parameters: the config's, less its strategy options
 
@@ -21,7 +22,7 @@ def trial_distributions(space: SearchSpace) -> dict[str, optuna.distributions.Ba
         "nodes": optuna.distributions.IntDistribution(1, max(space.nodes, 1)),
         "devices_per_node": optuna.distributions.IntDistribution(1, max(space.devices_per_node, 1)),
         "groups": optuna.distributions.IntDistribution(1, space.devices),
-        "batch_size": optuna.distributions.IntDistribution(1, 65536),
+        "batch_size": optuna.distributions.IntDistribution(1, MAX_BATCH_SIZE),
         "lr": optuna.distributions.FloatDistribution(1e-6, 1000.0, log=True),
         "momentum": optuna.distributions.FloatDistribution(0.0, 0.999),
         "optimizer": optuna.distributions.CategoricalDistribution(list(OPTIMIZERS)),

@@ -16,11 +16,13 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from predictor.trial_space import MAX_BATCH_SIZE
 from predictor.types import OPTIMIZERS, STRATEGIES, Budget, Config, SearchSpace
 from worker.workloads.registry import BUILTIN, allowed_modules, resolve_factory
 
 MAX_NODES = 1024
 MAX_DEVICES_PER_NODE = 64
+MAX_DEVICES = MAX_NODES * MAX_DEVICES_PER_NODE  # so at most this many compute groups
 MAX_SEED = 2**32 - 1  # numpy's and torch's seeds are 32/64-bit: a larger one overflows inside a probe
 MAX_LIST = 64  # entries of one search list: the grid is their product
 FACTORY_PATTERN = r"^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_]*$"
@@ -163,8 +165,8 @@ class SearchSpec(_Strict):
     @field_validator("batch_sizes", "groups", "nodes")
     @classmethod
     def _positive_ints(cls, value: list[int]) -> list[int]:
-        if any(v < 1 or v > 65536 for v in value):
-            raise ValueError(f"entries must be between 1 and 65536, got {value}")
+        if any(v < 1 or v > MAX_BATCH_SIZE for v in value):
+            raise ValueError(f"entries must be between 1 and {MAX_BATCH_SIZE}, got {value}")
         return value
 
     @field_validator("learning_rates")
@@ -240,8 +242,8 @@ class ConfigSpec(_Strict):
     strategy: Literal[STRATEGIES]  # type: ignore[valid-type]
     nodes: int = Field(ge=1, le=MAX_NODES)
     devices_per_node: int = Field(ge=1, le=MAX_DEVICES_PER_NODE)
-    groups: int = Field(1, ge=1, le=65536)
-    batch_size: int = Field(32, ge=1, le=65536, description="samples per device per step")
+    groups: int = Field(1, ge=1, le=MAX_DEVICES)
+    batch_size: int = Field(32, ge=1, le=MAX_BATCH_SIZE, description="samples per device per step")
     lr: float = Field(0.1, gt=0, le=100)
     momentum: float = Field(0.9, ge=0, lt=1)
     optimizer: Literal[OPTIMIZERS] = "sgd"  # type: ignore[valid-type]

@@ -19,10 +19,12 @@ from optuna.distributions import CategoricalDistribution, FloatDistribution, Int
 from optuna.trial import FrozenTrial, TrialState
 
 from predictor.ranking import UNBOUNDED
+from predictor.trial_space import MAX_BATCH_SIZE
 from predictor.trial_space import TRIAL_PARAMS as PARAMS
 from predictor.types import json_safe
 from service.dashboard import views
 from service.db import Probe, Study
+from worker.spec import MAX_DEVICES
 
 log = logging.getLogger(__name__)
 
@@ -36,8 +38,8 @@ def _probe_trials(probes: list[Probe]) -> list[FrozenTrial]:
     distributions = {
         "strategy": CategoricalDistribution(["sync", "async_groups", "daso", "hsgd", "dbs"]),
         "nodes": IntDistribution(1, 4096), "devices_per_node": IntDistribution(1, 4096),
-        "groups": IntDistribution(1, 65536),
-        "batch_size": IntDistribution(1, 65536), "lr": FloatDistribution(1e-6, 1000.0, log=True),
+        "groups": IntDistribution(1, MAX_DEVICES),
+        "batch_size": IntDistribution(1, MAX_BATCH_SIZE), "lr": FloatDistribution(1e-6, 1000.0, log=True),
         "momentum": FloatDistribution(0.0, 0.999), "optimizer": CategoricalDistribution(["sgd", "lars"]),
     }
     trials = []
