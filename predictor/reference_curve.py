@@ -54,7 +54,7 @@ from predictor.se_model import (
 )
 from predictor.types import ProbeResult
 
-BOOTSTRAP_SAMPLES = 40
+BOOTSTRAP_SAMPLES = 40  # fewer than se_model's: the reference keeps them, every fork's rate is read on each
 MIN_POINTS = 6
 WINDOW = 4.0  # the fit reads the curve's last WINDOW-fold of iterations: its current regime
 FAMILY = "power"

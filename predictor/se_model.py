@@ -45,7 +45,7 @@ from scipy import stats
 from predictor.loss_curves import FAMILIES, CurveParams, Family
 from predictor.types import ProbeResult
 
-BOOTSTRAP_SAMPLES = 60
+BOOTSTRAP_SAMPLES = 60  # resampled fits of one curve, drawn once per extrapolation: its 80% interval
 MIN_POINTS = 4
 INTERVAL = (10.0, 90.0)  # percentiles of the 80% interval
 DEFAULT_FAMILY = "power"  # smaller extrapolation error on real curves: docs/results/predictor.md
