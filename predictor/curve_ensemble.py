@@ -29,13 +29,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy import stats
 
 from predictor.curve_families import FAMILIES, CurveFit, fit_family
 
 MIN_POINTS = 6  # fewer evaluations cannot hold out a tail and still fit four parameters
 MIN_HOLDOUT = 2
 MIN_WEIGHT = 1e-3
-MIN_DRAWS = 16  # per kept family, so that a small weight still shows its spread
+OVERSAMPLE = 3  # Laplace draws made per draw kept (the implausible ones are replaced)
 HORIZON = 1e4  # crossings past HORIZON × the last evidence iteration count as never
 GRID = 400
 FLOOR_MARGIN = 0.1
@@ -74,17 +75,55 @@ class CrossingForecast:
         return self.noise / abs(self.slope)
 
 
-def forecast_crossing(iterations: Sequence[float], losses: Sequence[float], target: float, *,
-                      holdout: float = 0.3, samples: int = 400, seed: int = 0,
-                      prior_curves: Sequence[Sequence[tuple[float, float]]] = ()) -> CrossingForecast | None:
-    """Forecast the iteration where ``losses`` (at ``iterations`` ≥ 1) first reach ``target``.
+@dataclass(frozen=True)
+class Ensemble:
+    """The kept families fitted to all the evidence, their weights, and draws of the mean curve.
+
+    ``fitted(k)`` is the weight-averaged curve; ``curves(k, samples)`` draws mean curves, each
+    family contributing rows in proportion to its weight (so the rows are equally weighted), each
+    row a Laplace draw of that family's parameters that still fits the evidence.
+    """
+
+    fits: dict[str, CurveFit]
+    weights: dict[str, float]
+    levelled_above: bool
+    noise: float  # RMS residual of the loss around ``fitted``, n − p̄ degrees of freedom
+    iterations: np.ndarray
+    losses: np.ndarray
+    floor_max: float | None = None  # the cap on every floor (loss units); None when levelled above
+    seed: int = 0
+
+    @property
+    def evidence_until(self) -> float:
+        return float(self.iterations[-1])
+
+    def fitted(self, k: np.ndarray) -> np.ndarray:
+        """The weight-averaged fitted loss at iterations ``k``."""
+        k = np.asarray(k, dtype=float)
+        with np.errstate(all="ignore"):
+            return sum(weight * self.fits[name].loss(k) for name, weight in self.weights.items())
+
+    def curves(self, k: np.ndarray, samples: int = 200, seed: int | None = None) -> np.ndarray:
+        """(samples, len(k)) equally weighted draws of the mean loss curve at iterations ``k``."""
+        rng = np.random.default_rng(self.seed if seed is None else seed)
+        k = np.asarray(k, dtype=float)
+        rows = [self.fits[name].loss(k, _draws(self.fits[name], count, rng, self.iterations, self.losses))
+                for name, count in _allocation(self.weights, samples).items() if count > 0]
+        with np.errstate(all="ignore"):
+            return np.vstack(rows)
+
+
+def fit_ensemble(iterations: Sequence[float], losses: Sequence[float], target: float, *,
+                 holdout: float = 0.3, seed: int = 0,
+                 prior_curves: Sequence[Sequence[tuple[float, float]]] = ()) -> Ensemble | None:
+    """Weight the families on a held-out tail and refit the kept ones on all the evidence.
 
     None when there are fewer than MIN_POINTS evaluations or no family fits. Raises ValueError on
     input no curve could mean (mismatched lengths, a non-positive target or loss, ``holdout``
     outside [0, 0.8)). ``prior_curves`` (finished runs of the same workload, lists of
     (iteration, loss)) are not used yet.
     """
-    k, y = _validated(iterations, losses, target, holdout, samples)
+    k, y = _validated(iterations, losses, target, holdout)
     if len(k) < MIN_POINTS:
         return None
     levelled = levelled_above(k, y, target)
@@ -97,29 +136,40 @@ def forecast_crossing(iterations: Sequence[float], losses: Sequence[float], targ
     if not weights:
         return None
     fits = {name: fits[name] for name in weights}
-    rng = np.random.default_rng(seed)
+    return Ensemble(fits, weights, levelled, _noise(fits, weights, k, y), k, y, floor_max, seed)
+
+
+def forecast_crossing(iterations: Sequence[float], losses: Sequence[float], target: float, *,
+                      holdout: float = 0.3, samples: int = 400, seed: int = 0,
+                      prior_curves: Sequence[Sequence[tuple[float, float]]] = ()) -> CrossingForecast | None:
+    """Forecast the iteration where ``losses`` (at ``iterations`` ≥ 1) first reach ``target``.
+
+    The ensemble of ``fit_ensemble`` (same arguments, same None and ValueError), ``samples`` draws
+    of its mean curve, and where each first reaches the target on a geometric grid from the first
+    evidence iteration to HORIZON× the last, interpolated in ln k.
+    """
+    if samples < 1:
+        raise ValueError(f"samples must be at least 1, got {samples!r}")
+    ensemble = fit_ensemble(iterations, losses, target, holdout=holdout, seed=seed, prior_curves=prior_curves)
+    if ensemble is None:
+        return None
+    k = ensemble.iterations
     grid = np.geomspace(k[0], k[-1] * HORIZON, GRID)
-    draws, draw_weights = [], []
-    for name, weight in weights.items():
-        count = max(MIN_DRAWS, round(samples * weight))
-        crossing = _crossings(fits[name], _draws(fits[name], count, rng), grid, target)
-        draws.append(crossing)
-        draw_weights.append(np.full(count, weight / count))
-    draws, draw_weights = np.concatenate(draws), np.concatenate(draw_weights)
-    unreached = float(draw_weights[~np.isfinite(draws)].sum())
+    draws = _crossings(ensemble.curves(grid, samples), grid, target)
+    unreached = float(np.mean(~np.isfinite(draws)))
     notes = []
-    if not levelled and 0.0 < unreached < 1.0:
-        draws, draw_weights = draws[np.isfinite(draws)], draw_weights[np.isfinite(draws)]
+    if not ensemble.levelled_above and 0.0 < unreached < 1.0:
+        draws = draws[np.isfinite(draws)]
         notes.append(f"{unreached:.0%} of the draws never reached the target within {HORIZON:g}× the "
                      "evidence; dropped, since the curve is still falling")
-    draw_weights = draw_weights / draw_weights.sum()
-    order = np.argsort(draws)
-    draws, draw_weights = draws[order], draw_weights[order]
-    p10, p50, p90 = (_weighted_quantile(draws, draw_weights, q) for q in (0.1, 0.5, 0.9))
+    draws = np.sort(draws)
+    weights = np.full(len(draws), 1.0 / len(draws))
+    p10, p50, p90 = (_weighted_quantile(draws, weights, q) for q in (0.1, 0.5, 0.9))
     return CrossingForecast(
-        p10=p10, p50=p50, p90=p90, draws=draws, weights=draw_weights, family_weights=weights,
-        noise=_noise(fits, weights, k, y), slope=_median_slope(fits, weights, grid, target),
-        levelled_above=levelled, unreached_weight=unreached, evidence_until=float(k[-1]), notes=tuple(notes),
+        p10=p10, p50=p50, p90=p90, draws=draws, weights=weights, family_weights=ensemble.weights,
+        noise=ensemble.noise, slope=_median_slope(ensemble.fits, ensemble.weights, grid, target),
+        levelled_above=ensemble.levelled_above, unreached_weight=unreached,
+        evidence_until=ensemble.evidence_until, notes=tuple(notes),
     )
 
 
@@ -142,7 +192,7 @@ def levelled_above(k: np.ndarray, losses: np.ndarray, target: float) -> bool:
     return drop <= tolerance and float(fitted[-1]) - target > tolerance
 
 
-def _validated(iterations, losses, target, holdout, samples) -> tuple[np.ndarray, np.ndarray]:
+def _validated(iterations, losses, target, holdout) -> tuple[np.ndarray, np.ndarray]:
     k, y = np.asarray(iterations, dtype=float), np.asarray(losses, dtype=float)
     if k.ndim != 1 or k.shape != y.shape:
         raise ValueError(f"iterations and losses must be 1-D of one length, got {k.shape} and {y.shape}")
@@ -150,8 +200,6 @@ def _validated(iterations, losses, target, holdout, samples) -> tuple[np.ndarray
         raise ValueError(f"target must be a positive loss, got {target!r}")
     if not 0.0 <= holdout < 0.8:
         raise ValueError(f"holdout must lie in [0, 0.8), got {holdout!r}")
-    if samples < 1:
-        raise ValueError(f"samples must be at least 1, got {samples!r}")
     keep = np.isfinite(k) & np.isfinite(y) & (k >= 1.0)
     k, y = k[keep], y[keep]
     if np.any(y <= 0.0):
@@ -190,21 +238,42 @@ def _normalised(log_weights: dict[str, float]) -> dict[str, float]:
     return {name: value / total for name, value in kept.items()}
 
 
-def _draws(fit: CurveFit, count: int, rng: np.random.Generator) -> np.ndarray:
-    """θ̂ and count − 1 Laplace draws around it, clipped to the family's bounds: shape (count, p)."""
-    theta = rng.multivariate_normal(fit.theta, INFLATION**2 * fit.covariance, size=count - 1,
+def _allocation(weights: dict[str, float], samples: int) -> dict[str, int]:
+    """Rows per family in proportion to its weight, by largest remainder (they sum to ``samples``)."""
+    exact = {name: weight * samples for name, weight in weights.items()}
+    counts = {name: int(value) for name, value in exact.items()}
+    for name in sorted(exact, key=lambda name: counts[name] - exact[name])[:samples - sum(counts.values())]:
+        counts[name] += 1
+    return counts
+
+
+def _draws(fit: CurveFit, count: int, rng: np.random.Generator, k: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """θ̂ and count − 1 Laplace draws θ ~ N(θ̂, INFLATION²·Σ), clipped to the fit's bounds: (count, p).
+
+    The Laplace approximation is only local: a draw whose residual sum of squares on the evidence
+    exceeds the fit's by more than the 99% quantile of INFLATION²·σ²·χ²_p (what a draw from the
+    approximation should add) is one the evidence rules out, and is replaced by another.
+    """
+    p = len(fit.theta)
+    theta = rng.multivariate_normal(fit.theta, INFLATION**2 * fit.covariance, size=OVERSAMPLE * count,
                                     check_valid="ignore", method="eigh")
-    return np.clip(np.vstack([fit.theta, theta]), fit.lower, fit.upper)
-
-
-def _crossings(fit: CurveFit, thetas: np.ndarray, grid: np.ndarray, target: float) -> np.ndarray:
-    """First grid iteration where each draw's curve is ≤ target, interpolated in ln k; inf if none."""
+    theta = np.clip(theta, fit.lower, fit.upper)
     with np.errstate(all="ignore"):
-        curves = fit.loss(grid, thetas)  # (S, G)
+        excess = np.sum((fit.loss(k, theta) - y) ** 2, axis=1) - np.sum((fit.loss(k) - y) ** 2)
+    allowed = INFLATION**2 * fit.residual_rms**2 * stats.chi2.ppf(0.99, p)
+    plausible = theta[np.isfinite(excess) & (excess <= allowed)]
+    if len(plausible) < count - 1:
+        plausible = plausible[rng.integers(len(plausible), size=count - 1)] if len(plausible) else \
+            np.repeat(fit.theta[None, :], count - 1, axis=0)
+    return np.vstack([fit.theta, plausible[:count - 1]])
+
+
+def _crossings(curves: np.ndarray, grid: np.ndarray, target: float) -> np.ndarray:
+    """First grid iteration where each curve (a row) is ≤ target, interpolated in ln k; inf if none."""
     reached = curves <= target
     first = np.argmax(reached, axis=1)
-    crossing = np.full(len(thetas), math.inf)
-    hit = reached[np.arange(len(thetas)), first]
+    crossing = np.full(len(curves), math.inf)
+    hit = reached[np.arange(len(curves)), first]
     crossing[hit & (first == 0)] = grid[0]
     inner = hit & (first > 0)
     rows, right = np.nonzero(inner)[0], first[inner]
@@ -244,47 +313,3 @@ def _median_slope(fits: dict[str, CurveFit], weights: dict[str, float], grid: np
     index = max(int(below[0]), 1)
     return float((median[index] - median[index - 1]) / (grid[index] - grid[index - 1]))
 
-
-@dataclass(frozen=True)
-class Ensemble:
-    """The weighted families fitted to all the evidence, for callers that continue the mean curve
-    themselves (predictor.forecast simulates the first passage of the noisy loss along it)."""
-
-    fits: dict[str, CurveFit]
-    weights: dict[str, float]
-    floor_max: float | None
-    levelled_above: bool
-
-    def fitted(self, k: np.ndarray) -> np.ndarray:
-        """The weight-averaged fit at ``k``."""
-        with np.errstate(all="ignore"):
-            return sum(weight * self.fits[name].loss(k) for name, weight in self.weights.items())
-
-    def curves(self, k: np.ndarray, samples: int = 200, seed: int = 0) -> np.ndarray:
-        """(draws, len(k)) mean curves: each family's Laplace draws, as many as its weight."""
-        rng = np.random.default_rng(seed)
-        rows = []
-        for name, weight in self.weights.items():
-            count = max(2, round(samples * weight))
-            with np.errstate(all="ignore"):
-                rows.append(self.fits[name].loss(k, _draws(self.fits[name], count, rng, self.floor_max)))
-        return np.vstack(rows)
-
-
-def fit_ensemble(iterations: Sequence[float], losses: Sequence[float], target: float, *,
-                 holdout: float = 0.3) -> Ensemble | None:
-    """Step 1 of the module docstring: the families weighted by their held-out tail and refitted on
-    all the evidence (floors capped below the target unless the loss levelled off above it)."""
-    k, y = _validated(iterations, losses, target, holdout, 1)
-    if len(k) < MIN_POINTS:
-        return None
-    levelled = levelled_above(k, y, target)
-    floor_max = None if levelled else target * (1.0 - FLOOR_MARGIN)
-    scales = {"k_scale": float(k[-1]), "loss_scale": float(y.max())}
-    log_weights = _holdout_scores(k, y, holdout, floor_max, scales)
-    fits = {name: fit_family(FAMILIES[name], k, y, floor_max=floor_max, **scales)
-            for name in _normalised(log_weights)}
-    weights = _normalised({name: log_weights[name] for name, fit in fits.items() if fit is not None})
-    if not weights:
-        return None
-    return Ensemble({name: fits[name] for name in weights}, weights, floor_max, levelled)
