@@ -38,11 +38,12 @@ from typing import NamedTuple
 import numpy as np
 from scipy.optimize import least_squares
 
+from predictor.daso_defaults import MAX_GLOBAL_SKIPS
 from predictor.se_model import INTERVAL, Z80, Estimate
 from predictor.types import Config, ProbeResult
 
-DASO_SKIP = 4.0  # Heat's global_skip after warmup (max_global_skips 8 // 2)
-DASO_WAIT = 2  # Heat's batches_to_wait = global_skip // 2
+DASO_SKIP = float(MAX_GLOBAL_SKIPS // 2)  # Heat's global_skip after its warm-up
+DASO_WAIT = int(DASO_SKIP) // 2  # Heat's batches_to_wait
 MIN_LOG_SIGMA = 0.03
 
 

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from predictor.async_step import first_async_steps
+from predictor.daso_defaults import MAX_GLOBAL_SKIPS
 from predictor.he_model import allocation
 from predictor.lineages import merge
 from predictor.plan_choice import CHANGE_MARGIN
@@ -301,7 +302,7 @@ class TrainingPlanner:
             moved = config.replace(batch_size=batch)  # as a node move: the rate scaled, then the same
             moves += [moved.replace(lr=config.lr * batch / config.batch_size), moved]
         if config.strategy == "daso":
-            skips = int(config.options.get("max_global_skips", 8))
+            skips = int(config.options.get("max_global_skips", MAX_GLOBAL_SKIPS))
             moves += [config.replace(options={**config.options, "max_global_skips": s})
                       for s in (skips // 2, skips * 2) if s >= 1]
         allocation = []

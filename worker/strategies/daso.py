@@ -31,6 +31,7 @@ from typing import Any
 import torch
 from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
+from predictor.daso_defaults import COOLDOWN_EPOCHS, MAX_GLOBAL_SKIPS, STABILITY_LEVEL, WARMUP_EPOCHS
 from worker.strategies.base import Strategy
 from worker.strategies.cluster import Cluster, PendingSum
 
@@ -66,10 +67,10 @@ class SkipSchedule:
     ``global_skip == 0`` means a blocking global sync every step.
     """
 
-    max_global_skips: int = 8
-    warmup_epochs: int = 4
-    cooldown_epochs: int = 4
-    stability_level: float = 0.05
+    max_global_skips: int = MAX_GLOBAL_SKIPS
+    warmup_epochs: int = WARMUP_EPOCHS
+    cooldown_epochs: int = COOLDOWN_EPOCHS
+    stability_level: float = STABILITY_LEVEL
     total_epochs: int | None = None
     global_skip: int = field(default=0, init=False)
     batches_to_wait: int = field(default=0, init=False)
@@ -90,10 +91,10 @@ class SkipSchedule:
         if total is None and options.get("total_iterations") is not None and epoch_iterations:
             total = math.ceil(float(options["total_iterations"]) / epoch_iterations)
         return cls(
-            max_global_skips=int(options.get("max_global_skips", 8)),
-            warmup_epochs=int(options.get("warmup_epochs", 4)),
-            cooldown_epochs=int(options.get("cooldown_epochs", 4)),
-            stability_level=float(options.get("stability_level", 0.05)),
+            max_global_skips=int(options.get("max_global_skips", MAX_GLOBAL_SKIPS)),
+            warmup_epochs=int(options.get("warmup_epochs", WARMUP_EPOCHS)),
+            cooldown_epochs=int(options.get("cooldown_epochs", COOLDOWN_EPOCHS)),
+            stability_level=float(options.get("stability_level", STABILITY_LEVEL)),
             total_epochs=None if total is None else int(total),
         )
 
