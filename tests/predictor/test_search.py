@@ -88,11 +88,15 @@ class SyntheticCluster:
             start_seconds=start.seconds)
 
 
+def _few_bootstrap_samples(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("predictor.se_model.BOOTSTRAP_SAMPLES", 8)
+    monkeypatch.setattr("predictor.reference_curve.BOOTSTRAP_SAMPLES", 8)
+
+
 @pytest.fixture(autouse=True)
 def few_bootstrap_samples(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests check the search's logic, not interval quality: a small bootstrap keeps them fast."""
-    monkeypatch.setattr("predictor.se_model.BOOTSTRAP_SAMPLES", 8)
-    monkeypatch.setattr("predictor.reference_curve.BOOTSTRAP_SAMPLES", 8)
+    _few_bootstrap_samples(monkeypatch)
 
 
 def run_search(budget: Budget, target: float = 0.03) -> ColdStartSearch:
@@ -105,6 +109,15 @@ def run_search(budget: Budget, target: float = 0.03) -> ColdStartSearch:
 
 
 LONG = Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=40, max_overhead=0.5)
+
+
+@pytest.fixture(scope="module", name="search")
+def long_search() -> ColdStartSearch:
+    """The long job's finished search (``LONG``), built once for the tests that only read it: each
+    build is most of such a test's time."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _few_bootstrap_samples(monkeypatch)
+        return run_search(LONG)
 
 
 @pytest.mark.parametrize("max_probes", [1, 3, 12])
@@ -120,8 +133,7 @@ def test_cluster_seconds_budget_respected(max_cluster_seconds: float) -> None:
     assert run_search(budget).cluster_seconds() <= max_cluster_seconds + 1e-9
 
 
-def test_a_long_job_warms_up_once_and_forks_candidates_from_its_end() -> None:
-    search = run_search(LONG)
+def test_a_long_job_warms_up_once_and_forks_candidates_from_its_end(search: ColdStartSearch) -> None:
     assert search.fork is not None, "a job this long must get a warm-up"
     forks = [r for r in search.probes if r.parent == search.fork.key]
     assert len({r.config.key() for r in forks}) >= 2
@@ -133,10 +145,10 @@ def test_a_long_job_warms_up_once_and_forks_candidates_from_its_end() -> None:
         assert search.baseline is not None and search.baseline.nodes == SPACE.nodes
 
 
-def test_the_study_costs_at_most_its_overhead_share_of_the_plan_beyond_its_warm_up() -> None:
+def test_the_study_costs_at_most_its_overhead_share_of_the_plan_beyond_its_warm_up(
+        search: ColdStartSearch) -> None:
     """Once the plan's TTC is supported, no probe is started that would take the study past
     max_overhead × that TTC (the warm-up, run before anything is supported, is what it is)."""
-    search = run_search(LONG)
     plan = search.plan("s")
     assert plan.confidence.supported
     assert search.fork is not None
@@ -212,8 +224,7 @@ def test_the_first_forks_carry_the_recipes_first_asynchronous_step_and_its_large
     assert search.warmup_config.replace(batch_size=256).key() in first_batch
 
 
-def test_the_plan_changes_the_baseline_only_for_a_5_percent_win() -> None:
-    search = run_search(LONG)
+def test_the_plan_changes_the_baseline_only_for_a_5_percent_win(search: ColdStartSearch) -> None:
     plan = search.plan("s")
     prediction = plan.predicted
     assert math.isfinite(prediction.ttc_seconds) and prediction.ttc_seconds > 0
@@ -223,8 +234,7 @@ def test_the_plan_changes_the_baseline_only_for_a_5_percent_win() -> None:
     assert plan.to_dict()["probes"]["count"] == len(search.probes)
 
 
-def test_predictions_are_positive_and_finite_for_unprobed_configs() -> None:
-    search = run_search(LONG)
+def test_predictions_are_positive_and_finite_for_unprobed_configs(search: ColdStartSearch) -> None:
     assert search.model is not None
     probed = [v.config for v in search.views().values()]
     variants = [c.replace(nodes=n, batch_size=b) for c in probed if c.groups == 1
@@ -234,9 +244,9 @@ def test_predictions_are_positive_and_finite_for_unprobed_configs() -> None:
     assert known.size > 0 and np.all(known > 0)
 
 
-def test_a_diverged_probe_prunes_larger_steps_of_its_recipe() -> None:
-    search = run_search(LONG)
+def test_a_diverged_probe_prunes_larger_steps_of_its_recipe(search: ColdStartSearch) -> None:
     diverged = [r.config for r in search.probes if r.diverged]
+    assert diverged
     for config in diverged:
         bigger = [r.config for r in search.probes if r.config.strategy == config.strategy
                   and r.config.groups == config.groups and r.config.momentum >= config.momentum
@@ -244,10 +254,10 @@ def test_a_diverged_probe_prunes_larger_steps_of_its_recipe() -> None:
         assert not [c for c in bigger if c.key() not in {d.key() for d in diverged}]
 
 
-def test_the_ranking_explains_every_config_and_its_decision_values_put_the_plan_first() -> None:
+def test_the_ranking_explains_every_config_and_its_decision_values_put_the_plan_first(
+        search: ColdStartSearch) -> None:
     from predictor.ranking import decision_values
 
-    search = run_search(LONG)
     plan = search.plan("s")
     rows = plan.ranking
     assert rows[0]["status"] == "plan" and rows[0]["config_key"] == plan.config.key()
@@ -258,10 +268,10 @@ def test_the_ranking_explains_every_config_and_its_decision_values_put_the_plan_
     assert best == plan.evidence[-1]
 
 
-def test_an_allocation_no_probe_measured_is_timed_before_its_statistical_efficiency_is_probed() -> None:
+def test_an_allocation_no_probe_measured_is_timed_before_its_statistical_efficiency_is_probed(
+        search: ColdStartSearch) -> None:
     """The baseline's allocation (every node) has no probe when the forks start: its first segment
     is a timing fork of a few iterations, and only its continuation measures how it learns."""
-    search = run_search(LONG)
     assert search.baseline is not None and search.fork is not None
     chain = search.lineages.chain_of(search.fork.key, search.baseline.key())
     assert chain and chain[0].iterations == timing_length(search.budget) < LONG.probe_max_iterations
@@ -278,11 +288,11 @@ def test_a_timed_allocation_that_cannot_pay_gets_no_probe_of_its_learning(
     assert [s.iterations for s in chain] == [timing_length(search.budget)]
 
 
-def test_a_plan_with_no_number_on_a_forked_config_names_the_warm_up_it_was_measured_after() -> None:
+def test_a_plan_with_no_number_on_a_forked_config_names_the_warm_up_it_was_measured_after(
+        search: ColdStartSearch) -> None:
     """With nothing supported the plan is the best measured config; measured as a fork, it was
     measured after the warm-up, so the plan runs the warm-up first, as a supported forked plan does.
     The warm-up's own recipe, continued, is the warm-up itself and runs from scratch."""
-    search = run_search(LONG)
     fork, recipe = search.fork, search.warmup_config
     assert fork is not None and recipe is not None
     views = search.views()
@@ -296,11 +306,11 @@ def test_a_plan_with_no_number_on_a_forked_config_names_the_warm_up_it_was_measu
     assert alone.config == recipe and alone.warmup is None
 
 
-def test_a_plan_with_no_number_says_how_long_its_run_was_measured_without_reaching() -> None:
+def test_a_plan_with_no_number_says_how_long_its_run_was_measured_without_reaching(
+        search: ColdStartSearch) -> None:
     """The seconds a plan's run was measured without reaching the target (its warm-up included)
     bound its TTC from below with no extrapolation; a run from scratch read off a fork was never
     measured, so it has no such bound."""
-    search = run_search(LONG)
     fork, recipe = search.fork, search.warmup_config
     assert fork is not None and recipe is not None
     views = search.views()
@@ -320,11 +330,11 @@ def test_a_plan_with_no_number_says_how_long_its_run_was_measured_without_reachi
     assert math.isnan(scratch.evidence_seconds)
 
 
-def test_the_warm_up_runs_the_sweeps_recipe_on_one_device_and_asynchrony_on_whole_nodes() -> None:
+def test_the_warm_up_runs_the_sweeps_recipe_on_one_device_and_asynchrony_on_whole_nodes(
+        search: ColdStartSearch) -> None:
     """A transient is moved by updates, and one device's update never communicates: the warm-up is
     the recipe on one device, from scratch to the fork point. Groups split a node's devices, so the
     asynchronous forks stay on whole nodes even where the one-device lineage leads."""
-    search = run_search(LONG)
     recipe, warm_up, fork = search.recipe, search.warmup_config, search.fork
     assert recipe is not None and warm_up is not None and fork is not None
     assert recipe.devices_per_node == SPACE.devices_per_node
