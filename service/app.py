@@ -12,10 +12,13 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
+from optuna.exceptions import StorageInternalError
+from sqlalchemy.exc import DBAPIError
 
 from service import crud
 from service.api import ROUTERS
 from service.api.errors import validation_error
+from service.api.unavailable import database_unavailable
 from service.api_docs import docs_router
 from service.db import Database
 from service.metrics import Metrics
@@ -79,6 +82,8 @@ def create_app(settings: Settings | None = None, *, run_studies: bool = True) ->
     app.state.settings, app.state.db, app.state.metrics, app.state.scheduler = settings, db, metrics, None
 
     app.add_exception_handler(RequestValidationError, validation_error)
+    for unreachable in (DBAPIError, StorageInternalError):  # the database is away: 503, not 500
+        app.add_exception_handler(unreachable, database_unavailable)
     # Added last, runs first: latency is recorded for refused requests too.
     app.add_middleware(RequestGuard, api_token=settings.api_token, max_body_bytes=settings.max_spec_bytes)
     app.add_middleware(TimingMiddleware, metrics=metrics)

@@ -8,6 +8,11 @@ Each probe's end state (its checkpoint) is committed with its result, so a resum
 or forks from it instead of losing the lineage; once the plan stands, only the state ``ttc train``
 continues from (the plan's lineage tip) is kept.
 
+The database may go away mid-study for any length of time (service.db.outage): probe rows and
+results are held in memory and committed when it is back; a call into Optuna's storage that
+fails for it ends this run with the outage's error, which the scheduler takes as a pause (the
+study resumes from its committed probes, re-running the uncommitted ones under their own keys).
+
 Optuna's study is a mirror of the committed probes, never the source of truth: when a study
 resumes, its Optuna study is rebuilt from scratch by the replay, so it holds exactly one trial
 per probe told (no duplicates of replayed probes, no trials left RUNNING by the crash). It is
@@ -33,7 +38,7 @@ from predictor import ColdStartSearch, Plan, ProbeRequest, ProbeResult, TargetUn
 from service import crud, held_lease
 from service.checkpoints import DatabaseStates, dump_state
 from service.db import Database
-from service.db.reconnect import wait_for_server
+from service.db.reconnect import RECONNECT_SECONDS, wait_for_server
 from service.db.session import POOL, is_sqlite, sqlite_engine_kwargs, use_sqlite_begin
 from worker.launcher import ProbeLauncher
 from worker.probe import target_value
@@ -62,14 +67,15 @@ _storages: dict[str, optuna.storages.RDBStorage] = {}
 _storages_lock = threading.Lock()
 
 
-def optuna_storage(database_url: str) -> optuna.storages.RDBStorage:
+def optuna_storage(database_url: str, retry_seconds: float = RECONNECT_SECONDS) -> optuna.storages.RDBStorage:
     """Optuna's RDB storage in the service's own database, one per process (one connection pool).
 
     On SQLite its writes also ``BEGIN IMMEDIATE`` so concurrent studies queue instead of failing.
+    On PostgreSQL a new connection waits up to ``retry_seconds`` for the server (the first caller's).
     """
     with _storages_lock:
         if database_url not in _storages:
-            _storages[database_url] = _make_storage(database_url)
+            _storages[database_url] = _make_storage(database_url, retry_seconds)
         return _storages[database_url]
 
 
@@ -81,13 +87,13 @@ def dispose_optuna_storages() -> None:
         _storages.clear()
 
 
-def _make_storage(database_url: str) -> optuna.storages.RDBStorage:
+def _make_storage(database_url: str, retry_seconds: float) -> optuna.storages.RDBStorage:
     kwargs = {**POOL, **(sqlite_engine_kwargs() if is_sqlite(database_url) else {"pool_pre_ping": True})}
     storage = optuna.storages.RDBStorage(database_url, engine_kwargs=kwargs)
     if is_sqlite(database_url):
         use_sqlite_begin(storage.engine, "BEGIN IMMEDIATE")
     else:
-        wait_for_server(storage.engine)  # a study outlives a database restart
+        wait_for_server(storage.engine, retry_seconds)  # a study outlives a database restart
     return storage
 
 
@@ -109,8 +115,8 @@ def load_optuna_study(database_url: str, study_id: str) -> optuna.Study:
     raise KeyError(f"no Optuna study for ttc study {study_id!r}")
 
 
-def _fresh_optuna_study(database_url: str, study_id: str, resumed: bool) -> optuna.Study:
-    storage = optuna_storage(database_url)
+def _fresh_optuna_study(db: Database, study_id: str, resumed: bool) -> optuna.Study:
+    storage = optuna_storage(db.url, db.retry_seconds)
     name = optuna_study_name(study_id)
     if resumed:
         for stale in (name, LEGACY_PREFIX + study_id):
@@ -186,7 +192,7 @@ class StudyRunner:
             spec.search_space(),
             spec.budget_limits(),
             target_value(spec),
-            study=_fresh_optuna_study(self.db.url, study_id, resumed),
+            study=_fresh_optuna_study(self.db, study_id, resumed),
         )
         launcher = ProbeLauncher(spec, self.ray_address, state_source=DatabaseStates(self.db, study_id))
         launcher.start()
@@ -209,14 +215,14 @@ class StudyRunner:
         except TargetUnreachable as exc:
             self._finish(study_id, "unreachable", str(exc))
             raise
-        agree(search, plan, optuna_storage(self.db.url), optuna_study_name(study_id))
+        agree(search, plan, optuna_storage(self.db.url, self.db.retry_seconds), optuna_study_name(study_id))
         keep = plan_tip_keys(search)
 
         def finish(session: Session) -> None:
             crud.set_plan(session, study_id=study_id, plan=plan)
             crud.prune_states(session, study_id=study_id, keep=keep)
 
-        self.db.write(finish)
+        self.db.write_outlasting(finish, stop)
         return search, plan, launcher
 
     def fail(self, study_id: str, error: str) -> None:
@@ -233,17 +239,17 @@ class StudyRunner:
             crud.cancel_unfinished_probes(session, study_id=study_id)
             crud.set_state(session, study_id=study_id, state=state, error=error)
 
-        self.db.write(finish)
+        self.db.write_outlasting(finish)
 
-    def _cancel_requested(self, study_id: str) -> bool:
+    def _cancel_requested(self, study_id: str, stop: threading.Event | None = None) -> bool:
         def read() -> bool:
             with self.db.read() as session:
                 return crud.cancel_requested(session, study_id=study_id)
 
-        return self.db.reconnecting(read)
+        return self.db.outlasting(read, stop)
 
     def _stopping(self, study_id: str, stop: threading.Event) -> bool:
-        return stop.is_set() or self._cancel_requested(study_id)
+        return stop.is_set() or self._cancel_requested(study_id, stop)
 
     def _probe(
         self, study_id: str, search: ColdStartSearch, launcher: ProbeLauncher, requests: list[ProbeRequest],
@@ -253,9 +259,19 @@ class StudyRunner:
             return {q.key: crud.start_probe(session, study_id=study_id, config=q.config, key=q.key).id
                     for q in requests}
 
-        probe_ids = self.db.write(start)
+        probe_ids = self.db.write_outlasting(start, stop)
         if stop.is_set():
             return  # the rows stay unfinished: retried on resume, or cancelled with the study
+        try:
+            self._collect(study_id, search, launcher, requests, probe_ids, started, stop)
+        except BaseException:
+            launcher.cancel()  # this run is over (an outage in Optuna's storage, say): free the cluster
+            raise
+
+    def _collect(
+        self, study_id: str, search: ColdStartSearch, launcher: ProbeLauncher, requests: list[ProbeRequest],
+        probe_ids: dict[str, int], started: float, stop: threading.Event,
+    ) -> None:
         for result in launcher.run(requests, stop):
             search.tell(result)
             prediction = search.predictions.get(result.config.key())
@@ -269,7 +285,7 @@ class StudyRunner:
                 if state is not None:
                     crud.put_state(session, study_id=study_id, key=result.probe_key, data=state)
 
-            self.db.write(finish)
+            self.db.write_outlasting(finish, stop)
             if self.on_probe is not None:
                 self.on_probe(result)
             if self.on_progress is not None:

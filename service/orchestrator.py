@@ -34,7 +34,7 @@ def run(settings: Settings, parent_pid: int | None = None) -> None:
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
-    db = Database(settings.database_url, reconnect=True)
+    db = Database(settings.database_url, reconnect=True, retry_seconds=settings.database_retry_seconds)
     db.migrate()
     scheduler = StudyScheduler(db, settings)
     scheduler.start()

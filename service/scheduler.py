@@ -8,6 +8,10 @@ its tune, then its run; a study whose training is unfinished is claimed like an 
 so a killed service resumes the run from its last checkpoint. Losing a lease (another service took
 the study after our heartbeat stalled) stops the study here without touching its state, so exactly
 one holder drives it.
+
+A study whose database goes away past what its runner can hold (service.db.outage) is paused, never
+failed: its thread ends with the lease still ours, and once the database answers again the loop
+claims it like any unfinished study and it resumes from its committed probes.
 """
 
 from __future__ import annotations
@@ -80,8 +84,11 @@ class StudyScheduler:
             try:
                 self._heartbeat()
                 self._claim()
-            except Exception:  # a database hiccup must not end the scheduler
-                log.exception("scheduler tick failed")
+            except Exception as exc:  # a database hiccup must not end the scheduler
+                if self.db.is_outage(exc):
+                    log.warning("scheduler: the database is away; trying again in %gs", period)
+                else:
+                    log.exception("scheduler tick failed")
             self._wake.wait(period)
             self._wake.clear()
 
@@ -154,9 +161,10 @@ class StudyScheduler:
 
     # -- one study ---------------------------------------------------------------------------------
     def _work(self, study_id: str, stop: threading.Event) -> None:
-        with self.db.read() as session:
-            training = crud.get_training(session, study_id=study_id) is not None
+        training = False
         try:
+            with self.db.read() as session:
+                training = crud.get_training(session, study_id=study_id) is not None
             if training:
                 result = self.trainer.run(study_id, stop)
                 log.info("training of study %s ended: reached %s in %d iterations", study_id,
@@ -169,6 +177,10 @@ class StudyScheduler:
         except (StudyCancelled, TrainingFailed) as exc:
             log.info("study %s: %s", study_id, exc)
         except Exception as exc:
+            if self.db.is_outage(exc):
+                log.warning("study %s paused: the database is away (%s); it resumes once it is back",
+                            study_id, type(exc).__name__)
+                return
             log.exception("study %s failed", study_id)
             if not stop.is_set():
                 if training:

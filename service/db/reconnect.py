@@ -4,7 +4,8 @@ The pool's pre-ping replaces a dead connection at checkout, but a statement that
 server is down, or on a connection it just closed, still fails. A study must not end "failed"
 for that: the orchestrator's writes (a probe's result, Optuna's tell) are each one transaction,
 so running it again on a fresh connection once the server is back is safe. SQLite has no server
-to lose, and its errors are never retried.
+to lose, and its errors are never retried. One call waits ``TTC_DATABASE_RETRY_SECONDS`` (120 s);
+a longer outage pauses the study instead of failing it (``service.db.outage``).
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ on a writer (WAL).
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,8 +19,10 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
-from service.db.reconnect import retrying, wait_for_server
+from service.db.outage import is_outage, wait_until_back
+from service.db.reconnect import RECONNECT_SECONDS, retrying, wait_for_server
 
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 POOL = {"pool_size": 20, "max_overflow": 20, "pool_timeout": 60}
@@ -64,13 +68,16 @@ def make_engine(url: str, *, write: bool = True) -> Engine:
 class Database:
     """The engines and session factories; ``transaction()`` is the only way to write."""
 
-    def __init__(self, url: str, *, reconnect: bool = False) -> None:
+    def __init__(self, url: str, *, reconnect: bool = False,
+                 retry_seconds: float = RECONNECT_SECONDS) -> None:
         """``reconnect``: new connections wait for a restarting server (the orchestrator's
-        studies outlive it) instead of failing at once (what an API request should do)."""
+        studies outlive it) instead of failing at once (what an API request should do), for up
+        to ``retry_seconds`` per call (``TTC_DATABASE_RETRY_SECONDS``)."""
         self.url = url
+        self.retry_seconds = retry_seconds
         self.engine = make_engine(url)
         if reconnect and not is_sqlite(url):
-            wait_for_server(self.engine)
+            wait_for_server(self.engine, retry_seconds)
         self._read_engine = make_engine(url, write=False) if is_sqlite(url) else self.engine
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self._read_sessions = sessionmaker(self._read_engine, expire_on_commit=False)
@@ -98,7 +105,33 @@ class Database:
 
     def reconnecting(self, work: Callable[[], T]) -> T:
         """Any database work (reads, Optuna's storage) retried while the server is unreachable."""
-        return retrying(work, enabled=not is_sqlite(self.url))
+        return retrying(work, enabled=not is_sqlite(self.url), seconds=self.retry_seconds)
+
+    def write_outlasting(self, work: Callable[[Session], T], stop: threading.Event | None = None) -> T:
+        """``write``, held in memory through an outage of any length (``outlasting``)."""
+        def attempt() -> T:
+            with self.transaction() as session:
+                return work(session)
+
+        return self.outlasting(attempt, stop)
+
+    def is_outage(self, error: BaseException) -> bool:
+        """``error`` is the server being away (never on SQLite, which has none)."""
+        return not is_sqlite(self.url) and is_outage(error)
+
+    def outlasting(self, work: Callable[[], T], stop: threading.Event | None = None) -> T:
+        """``work()`` however long the server is away: after each ``reconnecting`` window it waits
+        until the server answers and tries again; what ``work`` holds stays in memory meanwhile.
+        Only a set ``stop`` (the study is being stopped here) gives up, with the outage's error."""
+        while True:
+            try:
+                return self.reconnecting(work)
+            except Exception as exc:
+                if not self.is_outage(exc) or (stop is not None and stop.is_set()):
+                    raise
+                log.warning("the database is away past %gs; holding on until it is back", self.retry_seconds)
+                if not wait_until_back(self.engine, stop):
+                    raise
 
     @contextmanager
     def read(self) -> Iterator[Session]:
