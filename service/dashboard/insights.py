@@ -88,6 +88,20 @@ def _complete(trials: list[FrozenTrial]) -> list[FrozenTrial]:
             and math.isfinite(t.value) and t.value < UNBOUNDED]
 
 
+def no_value_reason(trials: list[FrozenTrial]) -> str:
+    """Why no trial has a value to draw, in one line (a finished study's cards say why they are empty)."""
+    unbounded = sum(t.state is TrialState.COMPLETE and t.value is not None and t.value >= UNBOUNDED
+                    for t in trials)
+    if unbounded:
+        return (f"No trial has a score: no config's prediction is bounded (each lies beyond the "
+                f"evidence), so its {unbounded} valued trials are only ordered behind the plan.")
+    if not trials:
+        return "No trial yet."
+    states = {state.name.lower(): sum(t.state is state for t in trials) for state in TrialState}
+    counts = ", ".join(f"{n} {name}" for name, n in states.items() if n)
+    return f"No trial has a value yet ({len(trials)} trials: {counts})."
+
+
 def _varying(trials: list[FrozenTrial]) -> list[str]:
     """Params present in every trial that take more than one value (a constant explains nothing)."""
     names = [p for p in PARAMS if all(p in t.params for t in trials)]
@@ -102,6 +116,8 @@ def importances(trials: list[FrozenTrial], beyond: frozenset[str] = frozenset())
     complete = [t for t in valued if t.user_attrs.get("probe_key") not in beyond]
     left_out = (f" ({len(valued) - len(complete)} more are predicted beyond the evidence and left out)"
                 if len(valued) > len(complete) else "")
+    if not valued:
+        return {"message": no_value_reason(trials)}
     if len(complete) < MIN_TRIALS:
         return {"message": f"Parameter importances need at least {MIN_TRIALS} trials with a value; this "
                            f"study has {len(complete)} of {len(trials)}{left_out}."}
@@ -159,7 +175,7 @@ def parallel_coordinates(trials: list[FrozenTrial], beyond: frozenset[str] = fro
     """
     complete = _complete(trials)
     if not complete:
-        return {"message": f"No trial has a value yet ({len(trials)} trials).", "axes": [], "lines": []}
+        return {"message": no_value_reason(trials), "axes": [], "lines": []}
     names = _varying(complete) or [p for p in PARAMS if all(p in t.params for t in complete)]
     supported = [t for t in complete if t.user_attrs.get("probe_key") not in beyond] or complete
     axes, positions = [], []

@@ -20,6 +20,7 @@ from predictor.confidence import MAX_EXTRAPOLATION
 from predictor.reference_curve import ReferenceCurve
 from predictor.types import Config, json_safe
 from service.dashboard import views
+from service.dashboard.plan_view import shown_plan
 from service.db import Probe, Study
 
 FIT_POINTS = 80
@@ -81,7 +82,7 @@ def fitted_curve(points: list[tuple[int, float, float]], target: float | None, t
 
 
 def _ranking_row(study: Study, config_key: str) -> dict[str, Any] | None:
-    for rank, row in enumerate((study.plan or {}).get("ranking") or []):
+    for rank, row in enumerate((shown_plan(study.plan) or {}).get("ranking") or []):
         if row.get("config_key") == config_key:
             return {**row, "rank": rank + 1}
     return None

@@ -12,6 +12,7 @@ from typing import Any
 from predictor.confidence import MAX_EXTRAPOLATION
 from predictor.types import Config, json_safe
 from service.crud import ProbeTotals
+from service.dashboard.plan_view import shown_plan
 from service.db import Probe, Run, Study, Training
 
 CURVE_POINTS = 120
@@ -146,7 +147,7 @@ def study_detail(study: Study, probes: list[Probe], runs: list[Run], last_event:
     return {
         "study": {**study_summary(study, totals), "spec": study.spec,
                   "cancel_requested": study.cancel_requested},
-        "plan": study.plan,
+        "plan": shown_plan(study.plan),
         "trials": trials,
         "runs": [run(r) for r in runs],
         "training": training(training_row),

@@ -53,7 +53,15 @@ function renderPlan({ study, plan }) {
     figure("Probe cost", `${plan.probes.count} probes`, `${fmtSeconds(plan.probes.cluster_seconds)} cluster-seconds`),
     el("div", { style: "grid-column: 1 / -1" }, el("div", { class: "label" }, "Configuration"),
       el("div", { class: "mono", id: "plan-config" }, configLabel(plan.config))),
+    ...(plan.worth_tuning === false ? [notWorthTuning(plan)] : []),
   );
+}
+
+/* The job is too short for tuning to pay: the plan is then the best measured config, and says why. */
+function notWorthTuning(plan) {
+  return el("div", { style: "grid-column: 1 / -1", id: "plan-not-worth" },
+    el("div", { class: "label" }, "Not worth tuning"),
+    el("div", {}, plan.worth_tuning_reason || "the job is too short for tuning to pay"));
 }
 
 function trialRow(t) {
