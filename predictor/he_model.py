@@ -40,6 +40,7 @@ from scipy.optimize import least_squares
 
 from predictor.daso_defaults import MAX_GLOBAL_SKIPS
 from predictor.se_model import INTERVAL, Z80, Estimate
+from predictor.step_times import settled
 from predictor.types import Config, ProbeResult
 
 DASO_SKIP = float(MAX_GLOBAL_SKIPS // 2)  # Heat's global_skip after its warm-up
@@ -239,8 +240,9 @@ class HeModel:
 
 
 def seconds_per_iteration(result: ProbeResult) -> Estimate | None:
-    """The probed config's own measured s/it: the mean, with the 10–90% spread of its steps."""
-    steps = np.array(result.step_seconds, dtype=float)
+    """The probed config's own measured s/it: the mean, with the 10–90% spread of its settled
+    steps (its warm-up is no part of a long run's spread)."""
+    steps = settled(result.step_seconds)
     if steps.size == 0:
         return None
     low, high = np.percentile(steps, INTERVAL)

@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from predictor.step_times import steady_mean
+
 STRATEGIES = ("sync", "async_groups", "daso", "hsgd", "dbs")
 
 
@@ -187,10 +189,9 @@ class ProbeResult:
 
     @property
     def steady_seconds_per_iteration(self) -> float:
-        """Mean s/it over the later half of the recorded steps: the rate after a strategy's own
-        start-up (DASO's blocking warm-up, DBS's first, unbalanced epoch), which a long run sees."""
-        steps = self.step_seconds[len(self.step_seconds) // 2:]
-        return sum(steps) / len(steps) if steps else self.seconds_per_iteration
+        """Mean s/it of the settled steps (predictor.step_times): the rate after the device's and
+        the strategy's own start-up (DASO's blocking warm-up, DBS's first, unbalanced epoch)."""
+        return steady_mean(self.step_seconds) if self.step_seconds else self.seconds_per_iteration
 
     @property
     def probe_key(self) -> str:
