@@ -27,6 +27,10 @@ when no probe communicates inside a node only, and the reverse; t_read = 0, k = 
 hsgd, daso, dbs were probed across nodes). Effects the topology cannot
 explain (slow nodes, a strategy's balance) are kept as a multiplicative correction per
 (strategy, nodes) measured, then per strategy, then per nodes.
+
+A backend's cost per call (Ray's round trip to the device actors) is paid once per chunk of
+steps up to the next evaluation, not per step, and is not in a probe's clock: it is its own term,
+``call_seconds`` (the median over probes of their seconds per call), never folded into T_comp.
 """
 
 from __future__ import annotations
@@ -200,10 +204,13 @@ def fit_params(topo: Topology, seconds: np.ndarray) -> tuple[HeParams, float]:
 class HeModel:
     """Seconds/iteration for any config: the fitted topology model times a measured correction."""
 
-    def __init__(self, params: HeParams, sigma: float, corrections: dict[tuple, float]) -> None:
+    def __init__(
+        self, params: HeParams, sigma: float, corrections: dict[tuple, float], call_seconds: float = 0.0
+    ) -> None:
         self.params = params
         self.sigma = sigma
         self.corrections = corrections
+        self.call_seconds = call_seconds  # per backend call (one per evaluation chunk); 0: none seen
 
     @classmethod
     def fit(cls, results: Sequence[ProbeResult]) -> HeModel | None:
@@ -219,7 +226,9 @@ class HeModel:
             for key in (("sn", r.config.strategy, r.config.nodes), ("s", r.config.strategy),
                         ("n", r.config.nodes)):
                 corrections.setdefault(key, []).append(float(res))
-        return cls(params, sigma, {k: float(np.mean(v)) for k, v in corrections.items()})
+        per_call = [r.call_seconds / r.calls for r in usable if r.calls > 0]
+        call_seconds = float(np.median(per_call)) if per_call else 0.0
+        return cls(params, sigma, {k: float(np.mean(v)) for k, v in corrections.items()}, call_seconds)
 
     def _correction(self, config: Config) -> float:
         for key in (("sn", config.strategy, config.nodes), ("s", config.strategy), ("n", config.nodes)):

@@ -182,6 +182,8 @@ class ProbeResult:
     parent: str | None = None
     start_iteration: int = 0
     start_seconds: float = 0.0
+    calls: int = 0  # backend calls that ran chunks of steps (Ray: one per evaluation interval)
+    call_seconds: float = 0.0  # their wall seconds outside the steps, not in ``seconds``
 
     @property
     def seconds_per_iteration(self) -> float:

@@ -61,6 +61,8 @@ def train(
         reached_seconds=rule.reached[1] if rule.reached else None,
         diverged=rule.diverged,
         wall_seconds=time.perf_counter() - wall_start,
+        calls=run.calls,
+        call_seconds=run.call_seconds,
     )
     if noise:
         result.grad_sq_small = sum(n[0] for n in noise) / len(noise)

@@ -9,7 +9,10 @@ or ``warm_start(model_state)`` before the first step; ``step()`` once per iterat
 read ``model``, ``model_state()``, ``checkpoint()``, ``gradient_noise_sample()``.
 
 ``iteration`` counts updates of the global model and ``clock`` is the cluster's seconds since
-iteration 0 (DESIGN.md §7 *Time and counts*): simulated seconds or wall seconds.
+iteration 0 (DESIGN.md §7 *Time and counts*): simulated seconds or wall seconds. ``clock`` counts
+steps only; what a backend pays per call outside them (a Ray round trip to the device actors,
+once per chunk of steps up to the next evaluation) is counted apart, in ``calls`` and
+``call_seconds``, so the HE model can fit it as its own term.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from predictor.types import Config
 class TrainingRun(ABC):
     config: Config
     iteration: int
+    calls: int = 0  # backend calls that ran steps (chunks); 0 where steps are local
+    call_seconds: float = 0.0  # their wall seconds outside the steps themselves
 
     @property
     @abstractmethod

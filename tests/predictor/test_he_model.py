@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -93,3 +95,18 @@ def test_pins_what_one_batch_size_cannot_identify() -> None:
     rng = np.random.default_rng(2)
     model = HeModel.fit([_probe(c, TRUE, rng) for c in _configs([1, 2, 4], [32])])
     assert model.params.alpha_c < 1e-8  # pinned at its lower bound: β_c·b explains compute alone
+
+
+def test_a_backends_cost_per_call_is_its_own_term_and_leaves_the_step_times_alone() -> None:
+    """Ray's round trip is paid once per chunk of steps: fitted apart (the median seconds per
+    call), not into T_comp, so the predicted s/it is the same with or without it."""
+    rng = np.random.default_rng(3)
+    plain = [_probe(c, TRUE, rng) for c in _configs([1, 2, 4], [16, 64])]
+    per_call = [0.05 + 0.01 * i for i in range(len(plain))]
+    called = [dataclasses.replace(r, calls=10, call_seconds=10 * c)
+              for r, c in zip(plain, per_call, strict=True)]
+    without, with_calls = HeModel.fit(plain), HeModel.fit(called)
+    assert without.call_seconds == 0.0
+    assert with_calls.call_seconds == pytest.approx(np.median(per_call))
+    configs = [Config("sync", 8, 4, batch_size=32)]
+    assert with_calls.predict(configs)[0].value == pytest.approx(without.predict(configs)[0].value)

@@ -41,8 +41,10 @@ def test_ttc_tune_exits_2_naming_what_is_missing_and_records_no_study(
     assert '"count": 0' in listed.stdout
 
 
-def test_predict_answers_422_naming_the_cluster(ray_local: None, database_url: str) -> None:
-    with TestClient(create_app(Settings(database_url=database_url), run_studies=False)) as client:
+def test_predict_answers_422_naming_the_cluster(ray_address: str, database_url: str) -> None:
+    """The predict process joins the session's 2-CPU Ray: a 3-device cluster cannot fit there."""
+    with TestClient(create_app(Settings(database_url=database_url, ray_address=ray_address),
+                                 run_studies=False)) as client:
         config = {"strategy": "sync", "nodes": 1, "devices_per_node": 3}
         response = client.post("/v1/predict", json={"spec": SPEC, "configs": [config]})
     assert response.status_code == 422

@@ -8,7 +8,9 @@ Two shapes, by where the strategy's global model lives (``Strategy.uses_paramete
   every step, so ``step()`` runs them up to the next evaluation in one call and hands out the
   measured durations one by one; a step lasts as long as its slowest rank. ``clock`` is the sum —
   wall-clock training time without the evaluations, which the simulated backend does not count
-  either. The global model is rank 0's replica.
+  either. The call's own cost (its wall time beyond the slowest rank's steps: Ray's round trip,
+  paid once per chunk) is counted apart in ``calls``/``call_seconds``. The global model is rank
+  0's replica.
 - :class:`ServerRun` — the strategy runs here, in the driver, as Omnivore's parameter server; its
   groups are the device actors (``async_groups``).
 
@@ -132,8 +134,12 @@ class ReplicaRun(RayRun):
         if not self._pending:
             to_eval = self.eval_every - self.iteration % self.eval_every
             steps = max(1, min(to_eval, self.max_iterations - self.iteration))
+            start = time.perf_counter()
             per_rank = self.workers.execute(run_steps, steps)
+            wall = time.perf_counter() - start
             self._pending.extend(max(seconds) for seconds in zip(*per_rank, strict=True))
+            self.calls += 1
+            self.call_seconds += max(0.0, wall - max(sum(seconds) for seconds in per_rank))
         self._clock += self._pending.popleft()
         self.iteration += 1
 
