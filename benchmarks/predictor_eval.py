@@ -125,24 +125,24 @@ class Truth:
             self.cache.write_text(json.dumps(stored))
         out = []
         for config, warmup in plans:
-            seconds = [run["reached_seconds"] for run in self._runs(config, warmup)]
+            seconds = [run["reached_seconds"] for run in self.runs_of(config, warmup)]
             reached = all(t is not None and t <= cap for t in seconds)
             out.append(statistics.mean(seconds) if reached else math.inf)
         return out
 
-    def _runs(self, config: Config, warmup: Phase | None) -> list[dict[str, Any]]:
+    def runs_of(self, config: Config, warmup: Phase | None) -> list[dict[str, Any]]:
         """The recorded runs of a (config, warm-up) already run, one per truth seed."""
         return [self.runs[self.key(config, warmup, s)] for s in self.seeds]
 
     def fastest(self, config: Config, warmup: Phase | None) -> float:
         """The shortest TTC over the truth seeds of a (config, warm-up) already run (inf if none reached)."""
-        seconds = [run["reached_seconds"] for run in self._runs(config, warmup)]
+        seconds = [run["reached_seconds"] for run in self.runs_of(config, warmup)]
         return min((t for t in seconds if t is not None), default=math.inf)
 
     def ran_for(self, config: Config, warmup: Phase | None) -> float:
         """Seconds the shortest run that did not reach the target ran for (inf when every seed
         reached): a check is decided only once its runs went past the interval's top."""
-        return min((r["ran_seconds"] for r in self._runs(config, warmup) if r["reached_seconds"] is None),
+        return min((r["ran_seconds"] for r in self.runs_of(config, warmup) if r["reached_seconds"] is None),
                    default=math.inf)
 
     def close(self) -> None:

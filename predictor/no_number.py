@@ -18,8 +18,10 @@ from dataclasses import replace
 from typing import Protocol
 
 from predictor.confidence import assess
+from predictor.lineages import Lineages
+from predictor.plan_forecast import plan_forecast
 from predictor.regime import Regime, read_view_regime
-from predictor.ttc_model import TtcModel
+from predictor.ttc_model import ForkPoint, TtcModel
 from predictor.types import Config, Phase, Plan, Prediction, ProbeResult
 
 
@@ -32,6 +34,8 @@ class Study(Protocol):
     baseline: Config | None
     warmup_config: Config | None
     worth_tuning_reason: str
+    lineages: Lineages
+    fork: ForkPoint | None
 
     def cluster_seconds(self) -> float: ...
 
@@ -74,7 +78,10 @@ def plan_without_prediction(search: Study, study_id: str, views: dict[str, Probe
     nothing = with_measured_bound(Prediction(math.inf, 0.0, math.inf, best.steady_seconds_per_iteration,
                                              math.inf, float(best.end_iteration)), best, warmup,
                                   search.warmup_config)
-    plan = Plan(study_id=study_id, config=best.config, predicted=nothing,
+    outlook = plan_forecast(best, nothing, model, search.lineages, search.fork, search.warmup_config, warmup,
+                            search.target)
+    plan = Plan(study_id=study_id, config=best.config, predicted=outlook.prediction if outlook else nothing,
+                target=outlook.target(search.target) if outlook else None,
                 baseline_config=search.baseline or best.config, baseline_predicted_ttc_seconds=math.inf,
                 probe_count=len(search.probes), probe_cluster_seconds=search.cluster_seconds(),
                 evidence=[best.probe_key], warmup=warmup,

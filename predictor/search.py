@@ -59,6 +59,7 @@ from predictor.he_model import allocation
 from predictor.lineages import Lineages, merge
 from predictor.no_number import plan_without_prediction, with_measured_bound
 from predictor.plan_choice import best, planned
+from predictor.plan_forecast import plan_forecast
 from predictor.ranking import ranking
 from predictor.reference_curve import ReferenceCurve, drift, hindcast
 from predictor.regime import Regime, read_view_regime, went_backwards
@@ -538,9 +539,13 @@ class ColdStartSearch:
         confidence = self.confidence_of(key, prediction)
         if scratch is not None and warmup is None:
             confidence = replace(confidence, reason=f"{confidence.reason}; {FROM_SCRATCH}")
+        config = with_run_length(view.config, prediction, warmup, confidence)
+        outlook = plan_forecast(view, prediction, self.model, self.lineages, self.fork, self.warmup_config,
+                                warmup, self.target)
         return Plan(
-            study_id=study_id, config=with_run_length(view.config, prediction, warmup, confidence),
-            predicted=prediction,
+            study_id=study_id, config=config,
+            predicted=outlook.prediction if outlook else prediction,
+            target=outlook.target(self.target) if outlook else None,
             baseline_config=baseline,
             baseline_predicted_ttc_seconds=base_prediction.ttc_seconds if base_prediction else math.inf,
             probe_count=len(self.probes), probe_cluster_seconds=self.cluster_seconds(),

@@ -40,6 +40,7 @@ from typing import Any
 
 from predictor.async_step import first_async_steps
 from predictor.daso_defaults import MAX_GLOBAL_SKIPS
+from predictor.eta import eta_at
 from predictor.he_model import allocation
 from predictor.lineages import merge
 from predictor.plan_choice import CHANGE_MARGIN
@@ -81,12 +82,13 @@ class TrainingResult:
     iterations: int
     final_loss: float
     phases: list[TrainingPhase] = field(default_factory=list)
+    eta: list[dict[str, Any]] = field(default_factory=list)  # predictor.eta, one per checkpoint
 
     def to_dict(self) -> dict[str, Any]:
         return json_safe({
             "reached": self.reached, "ttc_seconds": self.ttc_seconds,
             "tuning_cluster_seconds": self.tuning_cluster_seconds, "iterations": self.iterations,
-            "final_loss": self.final_loss, "phases": [p.to_dict() for p in self.phases],
+            "final_loss": self.final_loss, "phases": [p.to_dict() for p in self.phases], "eta": self.eta,
         })
 
 
@@ -111,6 +113,7 @@ class TrainingPlanner:
         self._band: tuple[float, float] | None = None  # 80% interval of the run's TTC, last re-plan
         self._behind: set[str] = set()  # configs whose fork ended clearly above the run's loss
         self._within_noise = False  # the last re-plan's continuation progressed within the loss's noise
+        self.eta: list[dict[str, Any]] = []  # the forecast of the time left, at each checkpoint
 
     # -- the run's lineage ------------------------------------------------------------------------
     def _plan_lineage(self, config: Config) -> list[ProbeResult]:
@@ -178,6 +181,9 @@ class TrainingPlanner:
             self.tuning.append(result)
         else:
             self.run.append(result)
+            entry = eta_at(self._view(), result, self.target, self.tuning_cluster_seconds())
+            if entry is not None:
+                self.eta.append(entry)
         if self._replan is not None:
             self._replan[1].append(result)
             if not self._pending:
@@ -417,7 +423,7 @@ class TrainingPlanner:
             ttc_seconds=(view.reached_seconds + tuning) if reached and view.reached_seconds else math.inf,
             tuning_cluster_seconds=tuning,
             iterations=int(view.reached_iteration if reached else view.end_iteration),
-            final_loss=view.final_loss, phases=self.phases(),
+            final_loss=view.final_loss, phases=self.phases(), eta=list(self.eta),
         )
 
 

@@ -232,6 +232,11 @@ class Prediction:
     probes): ``iterations / evidence_iterations`` is how far the estimate extrapolates.
     ``evidence_seconds`` is how long that lineage ran, where it is the run predicted and did not
     reach the target: a lower bound of the TTC that needs no extrapolation (predictor.no_number).
+
+    A plan's prediction is a *forecast* (predictor.forecast): ``ttc_low``/``ttc_seconds``/
+    ``ttc_high`` are the p10/p50/p90 of the TTC on a fresh seed, and ``sources`` the shares of
+    the interval's width that come from the seed, the curve's shape and the hardware (empty for
+    the search's internal predictions, which rank configs and are not forecasts).
     """
 
     ttc_seconds: float
@@ -241,6 +246,7 @@ class Prediction:
     iterations: float
     evidence_iterations: float = math.nan
     evidence_seconds: float = math.nan
+    sources: tuple[tuple[str, float], ...] = ()
 
     @property
     def extrapolation(self) -> float:
@@ -261,28 +267,26 @@ class Prediction:
         return dataclasses.replace(self, ttc_seconds=self.ttc_seconds - elapsed,
                                    ttc_low=self.ttc_low - elapsed, ttc_high=self.ttc_high - elapsed)
 
-    def to_dict(self) -> dict[str, float | None]:
-        return json_safe(dataclasses.asdict(self))
-
-    def public(self, confidence: Confidence) -> dict[str, float | None]:
-        """``to_dict`` as users see it: no number where ``confidence`` supports none (what was
-        measured, ``evidence_*``, stays)."""
-        data = self.to_dict()
-        if not confidence.supported:
-            data |= {"ttc_seconds": None, "ttc_low": None, "ttc_high": None, "iterations": None}
-        return data
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON of DESIGN.md §7: ``ttc_p10``/``ttc_p50``/``ttc_p90`` beside their aliases
+        ``ttc_low``/``ttc_seconds``/``ttc_high``, and ``sources`` (null when not a forecast)."""
+        data = dataclasses.asdict(self)
+        data |= {"ttc_p10": self.ttc_low, "ttc_p50": self.ttc_seconds, "ttc_p90": self.ttc_high,
+                 "sources": dict(self.sources) or None}
+        return json_safe(data)
 
     @classmethod
-    def from_dict(cls, data: dict[str, float | None]) -> Prediction:
+    def from_dict(cls, data: dict[str, Any]) -> Prediction:
         """Inverse of ``to_dict``: a missing bound (``None``) is unbounded."""
         return cls(
-            ttc_seconds=_or(data["ttc_seconds"], math.inf),
-            ttc_low=_or(data["ttc_low"], 0.0),
-            ttc_high=_or(data["ttc_high"], math.inf),
+            ttc_seconds=_or(data.get("ttc_p50", data["ttc_seconds"]), math.inf),
+            ttc_low=_or(data.get("ttc_p10", data["ttc_low"]), 0.0),
+            ttc_high=_or(data.get("ttc_p90", data["ttc_high"]), math.inf),
             seconds_per_iteration=_or(data["seconds_per_iteration"], math.nan),
             iterations=_or(data["iterations"], math.inf),
             evidence_iterations=_or(data.get("evidence_iterations"), math.nan),
             evidence_seconds=_or(data.get("evidence_seconds"), math.nan),
+            sources=tuple((data.get("sources") or {}).items()),
         )
 
 
@@ -349,9 +353,10 @@ class Plan:
     worth_tuning_reason: str = ""
     confidence: Confidence = field(default_factory=lambda: Confidence("low", "not assessed"))
     ranking: list[dict[str, Any]] = field(default_factory=list)  # predictor.ranking rows, best first
+    target: dict[str, Any] | None = None  # predictor.forecast: where the target sits on the curve
 
     def to_dict(self) -> dict[str, Any]:
-        predicted = self.predicted.public(self.confidence)
+        predicted = self.predicted.to_dict()
         return {
             "study_id": self.study_id,
             "config": self.config.to_dict(),
@@ -367,6 +372,7 @@ class Plan:
             "confidence": {"level": self.confidence.level, "reason": self.confidence.reason},
             "evidence": self.evidence,
             "ranking": self.ranking,
+            "target": json_safe(self.target),
         }
 
     @classmethod
@@ -386,6 +392,7 @@ class Plan:
             worth_tuning_reason=str(data.get("worth_tuning_reason", "")),
             confidence=Confidence(confidence["level"], confidence["reason"]),
             ranking=list(data.get("ranking", [])),
+            target=data.get("target"),
         )
 
 

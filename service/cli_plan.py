@@ -23,18 +23,43 @@ def _config_text(config: dict[str, Any]) -> str:
             f"momentum {config['momentum']:.2g} · {config['optimizer']}")
 
 
+def _number(value: float | None) -> str:
+    return "∞" if value is None or not math.isfinite(value) else f"{value:.3g}"
+
+
+def _forecast_text(predicted: dict[str, Any]) -> str:
+    """p50 with its 80% interval (p10–p90); an open p90 is shown as such."""
+    p10 = predicted.get("ttc_p10", predicted.get("ttc_low"))
+    p50 = predicted.get("ttc_p50", predicted.get("ttc_seconds"))
+    p90 = predicted.get("ttc_p90", predicted.get("ttc_high"))
+    top = "open (the loss levelled off above the target)" if p90 is None else seconds_text(p90)
+    return f"{seconds_text(p50)} (p10–p90: {seconds_text(p10)}–{top})"
+
+
 def _at_least(predicted: dict[str, Any]) -> str:
-    """What was measured of the run where no number is given: it takes longer than that."""
+    """What was measured of the run without reaching the target: it takes longer than that."""
     seconds, iterations = predicted.get("evidence_seconds"), predicted.get("evidence_iterations")
     if seconds is None or iterations is None:
         return ""
-    return (f" (above {seconds_text(seconds)}: its run measured {iterations:.0f} it "
-            "without reaching the target)")
+    return (f"; at least {seconds_text(seconds)}: its run measured {iterations:.0f} it "
+            "without reaching the target")
+
+
+def _print_target(target: dict[str, Any] | None) -> None:
+    """Where the target sits on the curve and, in the flat region, the lowest target after the knee."""
+    if not target:
+        return
+    out.print(f"  target     {target['reason']}", highlight=False)
+    suggested = target.get("suggested")
+    if suggested:
+        out.print(f"  suggested  target {suggested['value']:g}, after the knee: "
+                  f"TTC {_forecast_text(suggested)}", highlight=False)
 
 
 def print_plan(plan: dict[str, Any]) -> None:
-    """The plan, its warm-up, and its prediction — or, when the evidence cannot support a number,
-    the reason instead of one (issue 11: a prediction the evidence cannot support is not printed)."""
+    """The plan, its warm-up, and its forecast: p50 with its p10–p90 whatever the width, where the
+    width comes from, how far the evidence supports the point (confidence) and where the target
+    sits on the curve (issue 34: a forecast is never withheld)."""
     from predictor.types import json_safe
 
     plan = json_safe(plan)
@@ -48,27 +73,25 @@ def print_plan(plan: dict[str, Any]) -> None:
         out.print(f"  then       {_config_text(config)}", highlight=False)
     else:
         out.print(f"  config     {_config_text(config)}", highlight=False)
-    if predicted.get("ttc_seconds") is None:
-        out.print(f"  predicted  no number{_at_least(predicted)}: {confidence['reason']}", highlight=False)
+    speed, iterations = _number(predicted.get("seconds_per_iteration")), _number(predicted.get("iterations"))
+    out.print(f"  predicted  TTC {_forecast_text(predicted)} = {speed} s/it × {iterations} it"
+              f"{_at_least(predicted)}", highlight=False)
+    sources = predicted.get("sources")
+    if sources:
+        shares = " · ".join(f"{name} {share:.0%}" for name, share in sources.items())
+        out.print(f"  spread     from {shares}", highlight=False)
+    out.print(f"  confidence {confidence['level']}: {confidence['reason']}", highlight=False)
+    _print_target(plan.get("target"))
+    base = baseline["config"]
+    label = (f"sync · {base['nodes']}×{base['devices_per_node']} devices · lr {base['lr']:.4g} · "
+             f"momentum {base['momentum']:.3g}")
+    if baseline["predicted_ttc_seconds"] is None:
+        out.print(f"  baseline   {label}: no supported prediction (not probed far enough)", highlight=False)
     else:
-        out.print(
-            f"  predicted  TTC {seconds_text(predicted['ttc_seconds'])} "
-            f"(80%: {seconds_text(predicted['ttc_low'])}–"
-            f"{seconds_text(predicted['ttc_high'])}) = {predicted['seconds_per_iteration']:.3g} s/it × "
-            f"{predicted['iterations']:.0f} it",
-            highlight=False,
-        )
-        out.print(f"  confidence {confidence['level']}: {confidence['reason']}", highlight=False)
-        base = baseline["config"]
-        label = (f"sync · {base['nodes']}×{base['devices_per_node']} devices · lr {base['lr']:.4g} · "
-                 f"momentum {base['momentum']:.3g}")
-        if baseline["predicted_ttc_seconds"] is None:
-            out.print(f"  baseline   {label}: no supported prediction (not probed far enough)",
-                      highlight=False)
-        else:
-            speedup = baseline["predicted_ttc_seconds"] / predicted["ttc_seconds"]
-            out.print(f"  baseline   {label}: {seconds_text(baseline['predicted_ttc_seconds'])} "
-                      f"→ speedup {speedup:.2f}×", highlight=False)
+        speedup = (f" → speedup {baseline['predicted_ttc_seconds'] / predicted['ttc_seconds']:.2f}×"
+                   if predicted.get("ttc_seconds") else "")
+        out.print(f"  baseline   {label}: {seconds_text(baseline['predicted_ttc_seconds'])}{speedup}",
+                  highlight=False)
     out.print(
         f"  probes     {plan['probes']['count']} · {plan['probes']['cluster_seconds']:.4g} cluster-seconds",
         highlight=False,

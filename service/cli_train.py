@@ -102,9 +102,10 @@ def _train_locally(spec: Spec, settings: Settings, max_iterations: int, as_json:
         if as_json:
             return
         what = "fork " if role == "fork" else "run  "
+        eta = f" · {eta_text(planner.eta[-1])}" if role != "fork" and planner.eta else ""
         err.print(f"  {what} {escape(result.probe_key)}: {result.iterations} it → loss "
-                  f"{result.final_loss:.4g}" + (f" [red]{escape(result.error)}[/]" if result.error else ""),
-                  highlight=False)
+                  f"{result.final_loss:.4g}{eta}"
+                  + (f" [red]{escape(result.error)}[/]" if result.error else ""), highlight=False)
 
     runner = TrainingRunner(db, settings.ray_address, on_segment=on_segment)
     owner = local_owner()
@@ -144,8 +145,9 @@ def _train_on_server(
             err.print(f"study {data['study_id']} · training on {server}", highlight=False)
         elif kind == "progress" and data.get("result"):
             result = data["result"]
+            eta = f" · {eta_text(result['eta'][-1])}" if result.get("eta") else ""
             err.print(f"  {data['segments']} segments · {result['iterations']} it · loss "
-                      f"{result['final_loss']}", highlight=False)
+                      f"{result['final_loss']}{eta}", highlight=False)
 
     try:
         outcome = train_remote(server, spec, token, max_iterations, on_update=show)
@@ -157,6 +159,12 @@ def _train_on_server(
     if outcome.state == "failed":
         raise _fail(EXIT_INTERNAL, f"training of study {outcome.study_id} failed: {outcome.error}")
     return outcome.result
+
+
+def eta_text(entry: dict[str, Any]) -> str:
+    """One checkpoint's ETA (predictor.eta): the time left, p50 with its p10–p90."""
+    return (f"ETA {seconds_text(entry['remaining_p50'])} left (p10–p90 {seconds_text(entry['remaining_p10'])}"
+            f"–{seconds_text(entry['remaining_p90'])})")
 
 
 def print_training(result: dict[str, Any]) -> None:

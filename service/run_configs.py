@@ -178,10 +178,10 @@ def predict_config(spec: Spec, configs: list[Config], ray_address: str | None) -
         prediction, confidence = predict_from_probe(result, target)
         predictions[result.config.key()] = {
             "config": result.config.to_dict(),
-            "predicted": prediction.public(confidence) if prediction else None,
+            "predicted": prediction.to_dict() if prediction else None,
             "confidence": {"level": confidence.level, "reason": confidence.reason},
             "probe": {"iterations": result.iterations, "seconds": result.seconds,
-                      "final_loss": result.final_loss, "diverged": result.diverged},
+                      "final_loss": result.final_loss, "diverged": result.diverged, "error": result.error},
         }
     return [predictions[c.key()] for c in configs]
 

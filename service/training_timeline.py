@@ -22,7 +22,7 @@ def timeline(planner: TrainingPlanner, predicted_ttc_seconds: float | None = Non
     """``{points: [[cluster_seconds, iteration, loss]], phases: [{start, end, key, config, reason}],
     replans: [cluster_seconds], run_cluster_seconds, tuning_cluster_seconds (= the study's probes off
     the run + the re-plans' forks: study_tuning_cluster_seconds + replan_cluster_seconds), target,
-    predicted_ttc_seconds}``."""
+    predicted_ttc_seconds, eta: [{iteration, seconds, remaining_p10, remaining_p50, remaining_p90}]}``."""
     devices = planner.space.devices
     points: list[list[float]] = []
     spans: list[tuple[float, float, ProbeResult]] = []  # (cluster-seconds at its start, at its end, segment)
@@ -52,6 +52,7 @@ def timeline(planner: TrainingPlanner, predicted_ttc_seconds: float | None = Non
         "replan_cluster_seconds": replan_cost,  # the re-plans' forks (and a run segment a switch displaced)
         "study_tuning_cluster_seconds": planner.tuning_cluster_seconds() - replan_cost,
         "target": planner.target, "predicted_ttc_seconds": predicted_ttc_seconds,
+        "eta": planner.eta,
     })
 
 

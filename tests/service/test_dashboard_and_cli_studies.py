@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from predictor.types import Confidence, Config, Plan, Prediction, ProbeResult
@@ -19,6 +18,7 @@ from service.app import create_app
 from service.cli import app
 from service.db import Database
 from service.settings import Settings
+from tests.service.service_helpers import local_client
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart.yaml"
 SYNC = Config("sync", 2, 2, batch_size=32, lr=0.1)
@@ -54,7 +54,7 @@ def study_id(database_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def test_dashboard_json_shapes_trials_for_tables_and_charts(database_url: str, study_id: str) -> None:
-    with TestClient(create_app(Settings(database_url=database_url), run_studies=False)) as client:
+    with local_client(create_app(Settings(database_url=database_url), run_studies=False)) as client:
         listing = client.get("/dashboard/api/studies").json()["data"]
         detail = client.get(f"/dashboard/api/studies/{study_id}").json()
         assert client.get(f"/studies/{study_id}").headers["content-type"].startswith("text/html")
@@ -99,17 +99,31 @@ def test_max_ttc_gate(max_ttc: float, code: int, database_url: str, monkeypatch:
     assert json.loads(result.stdout)["predicted"]["ttc_seconds"] == 5.0  # the plan is printed either way
 
 
-@pytest.mark.parametrize(("max_ttc", "says"), [(1.0, "takes longer than --max-ttc 1s"),
-                                               (10.0, "cannot be checked")])
-def test_max_ttc_gate_on_a_plan_with_no_number_reads_its_measured_bound(
-        max_ttc: float, says: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No number fails the gate either way; a run measured past the limit fails it as a fact."""
-    plan = Plan("s1", ASYNC, Prediction(math.inf, 0.0, math.inf, 1e-4, math.inf, 3000.0, 5.0), SYNC,
+@pytest.mark.parametrize(("max_ttc", "code", "says"), [(1.0, 3, "takes longer than --max-ttc 1s"),
+                                                       (9.0, 3, "P(TTC ≤ 9s) = 0.50"),
+                                                       (20.0, 0, "")])
+def test_max_ttc_gate_reads_the_forecast_probability(
+        max_ttc: float, code: int, says: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long run whose point the evidence does not support (confidence none) passes the gate when
+    P(TTC ≤ limit) ≥ 0.8 on its forecast (before issue 34 such a plan failed whatever the limit);
+    below the median it fails; a run measured past the limit fails as a fact, whatever the forecast."""
+    plan = Plan("s1", ASYNC, Prediction(9.0, 6.0, 15.0, 1e-4, 9e4, 3000.0, 5.0), SYNC,
                 math.inf, 2, 0.5, confidence=Confidence("none", "the curve has not settled"))
     monkeypatch.setattr(cli, "_tune_locally", lambda *args: plan.to_dict())
     result = CliRunner().invoke(app, ["tune", str(QUICKSTART), "--json", "--max-ttc", str(max_ttc)])
-    assert result.exit_code == 3, result.output
-    assert says in result.output and "5s" in result.output
+    assert result.exit_code == code, result.output
+    assert says in result.output
+
+
+def test_gate_probability_is_a_flag(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--gate-probability`` sets the probability the gate requires: 0.5 lets the median through."""
+    plan = Plan("s1", ASYNC, Prediction(9.0, 6.0, 15.0, 1e-4, 9e4, 3000.0), SYNC, math.inf, 2, 0.5)
+    monkeypatch.setattr(cli, "_tune_locally", lambda *args: plan.to_dict())
+    runner = CliRunner()
+    assert runner.invoke(app, ["tune", str(QUICKSTART), "--max-ttc", "9.5"]).exit_code == 3
+    passed = runner.invoke(app, ["tune", str(QUICKSTART), "--max-ttc", "9.5", "--gate-probability", "0.5"])
+    assert passed.exit_code == 0, passed.output
+    assert "gate       passed: P(TTC ≤ 9.5s) = 0.5" in passed.output
 
 
 def test_the_ttc_entry_point_returns_the_exit_code(tmp_path: Path) -> None:

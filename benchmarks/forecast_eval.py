@@ -1,0 +1,126 @@
+"""Score ttc's forecasts out of sample: each plan's p10/p50/p90 against its run on other seeds.
+
+For each scenario of benchmarks/scenarios/<kind>/ (``heldout_*`` scenarios are held out: no
+constant or default of the forecast was chosen on them), ttc's study runs on the probes' seed,
+and the plan is trained *as planned* (its warm-up included) to the target on every truth seed
+(never the probes' seed), with the code ``ttc run`` uses. Per (scenario, truth seed):
+
+* covered — p10 ≤ truth ≤ p90 (an open p90 is unbounded above);
+* error — |p50 − truth| / truth;
+* width — p90 / p10;
+* bound held — truth ≥ the plan's measured lower bound (``evidence_seconds``), where it has one.
+
+    nice python benchmarks/forecast_eval.py --kind short,long [--scenarios a,b] [--truth-seeds 1,2,3]
+        [--jobs 1] [--truth-cache truth_fe.json]
+
+prints one JSON line per scenario and a summary line, and writes docs/results/forecast_eval.json.
+The plan's choice is not this benchmark's: regret is predictor_eval's (the forecast does not
+change which config a plan picks).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from predictor.types import json_safe
+from worker.probe import target_value
+from worker.spec import load_spec
+
+sys.path.insert(0, str(Path(__file__).parent))
+from predictor_eval import RESULTS, SCENARIOS, Truth, held_out, run_ttc  # noqa: E402
+
+
+def _score(predicted: dict[str, Any], truth: float | None) -> dict[str, Any]:
+    """One truth run against the plan's forecast (``truth`` None: it never reached)."""
+    p10, p50, p90 = predicted["ttc_p10"], predicted["ttc_p50"], predicted["ttc_p90"]
+    top = math.inf if p90 is None else p90
+    bound = predicted.get("evidence_seconds")
+    if truth is None:
+        return {"truth": None, "covered": p90 is None, "error": None, "bound_held": True}
+    return {
+        "truth": truth,
+        "covered": p10 is not None and p10 <= truth <= top,
+        "error": abs(p50 - truth) / truth if p50 is not None else None,
+        "bound_held": None if bound is None else truth >= bound,
+    }
+
+
+def evaluate(name: str, kind: str, seeds: list[int], jobs: int, cache: Path | None) -> dict[str, Any]:
+    spec = load_spec(SCENARIOS / kind / f"{name}.yaml")
+    started = time.monotonic()
+    search, plan, _ = run_ttc(spec)
+    study_seconds = time.monotonic() - started
+    truth = Truth(spec, seeds, jobs, cache)
+    try:
+        truth.ttc([(plan.config, plan.warmup)])
+        runs = truth.runs_of(plan.config, plan.warmup)
+    finally:
+        truth.close()
+    public = plan.to_dict()
+    predicted = public["predicted"]
+    scores = [{"seed": seed, **_score(predicted, run["reached_seconds"])}
+              for seed, run in zip(seeds, runs, strict=True)]
+    p10, p90 = predicted["ttc_p10"], predicted["ttc_p90"]
+    return {
+        "scenario": name, "kind": kind, "held_out": held_out(name), "target": target_value(spec),
+        "probe_seed": spec.seed, "config": plan.config.key(),
+        "warmup": plan.warmup.to_dict() if plan.warmup else None,
+        "predicted": predicted, "confidence": public["confidence"], "target_position": public["target"],
+        "width": (p90 / p10) if p90 is not None and p10 else None,
+        "probe_cluster_seconds": plan.probe_cluster_seconds, "scores": scores,
+        "study_wall_seconds": study_seconds, "wall_seconds": time.monotonic() - started,
+    }
+
+
+def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
+    scores = [s for r in results for s in r["scores"]]
+    errors = [s["error"] for s in scores if s["error"] is not None]
+    long = [r for r in results if r["kind"] == "long"]
+    after_knee = [r for r in long if (r["target_position"] or {}).get("after_knee")]
+    knee = [s["error"] for r in after_knee for s in r["scores"] if s["error"] is not None]
+    widths = [r["width"] for r in results if r["width"] is not None]
+    bounds = [s["bound_held"] for s in scores if s["bound_held"] is not None]
+    return {
+        "pairs": len(scores),
+        "coverage": sum(s["covered"] for s in scores) / len(scores) if scores else None,
+        "median_error": statistics.median(errors) if errors else None,
+        "median_error_long_after_knee": statistics.median(knee) if knee else None,
+        "median_width": statistics.median(widths) if widths else None,
+        "p90_open": sum(r["predicted"]["ttc_p90"] is None for r in results),
+        "p50_missing": sum(r["predicted"]["ttc_p50"] is None for r in results),
+        "bounds_held": f"{sum(bounds)}/{len(bounds)}",
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kind", default="short,long", help="comma-separated scenario kinds")
+    parser.add_argument("--scenarios", help="comma-separated names (default: every scenario of each kind)")
+    parser.add_argument("--truth-seeds", default="1,2,3", help="seeds of the truth runs (not the probes')")
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--truth-cache", type=Path, help="JSON file keeping truth runs between invocations")
+    parser.add_argument("--out", type=Path, default=RESULTS / "forecast_eval.json")
+    args = parser.parse_args()
+    seeds = [int(s) for s in args.truth_seeds.split(",")]
+    wanted = set(args.scenarios.split(",")) if args.scenarios else None
+    results = []
+    for kind in args.kind.split(","):
+        for path in sorted((SCENARIOS / kind).glob("*.yaml")):
+            if wanted is None or path.stem in wanted:
+                result = evaluate(path.stem, kind, seeds, args.jobs, args.truth_cache)
+                results.append(result)
+                print(json.dumps(json_safe(result)), flush=True)
+    summary = summarise(results)
+    print(json.dumps({"summary": json_safe(summary)}), flush=True)
+    args.out.write_text(json.dumps(json_safe({"summary": summary, "scenarios": results}), indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,33 @@
+"""``ttc train``'s ETA: at each checkpoint, the forecast of the time left to the target.
+
+The run's own lineage is the longest curve the job has: its forecast (predictor.forecast, on
+the run's curve at the run's measured speed) narrows as the run goes, because the extrapolation
+shortens and the curve's shape past the evidence matters less. Recorded per checkpoint so the
+dashboard's timeline and the training result can show how the ETA moved.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from predictor.forecast import Anchor, forecast
+from predictor.he_model import seconds_per_iteration
+from predictor.types import Prediction, ProbeResult, json_safe
+
+
+def eta_at(run: ProbeResult, tip: ProbeResult, target: float, tuning_seconds: float) -> dict[str, Any] | None:
+    """The ETA entry at the end of ``run`` (the run's merged lineage; ``tip`` its last segment):
+    the iteration, the seconds so far (the run's own plus its tuning's cluster-seconds, as its
+    TTC counts them) and the p10/p50/p90 of the seconds left; None when the speed is unknown."""
+    speed = seconds_per_iteration(tip)
+    if speed is None or run.reached_iteration is not None:
+        return None
+    end = float(run.end_iteration)
+    point = Prediction(math.inf, 0.0, math.inf, speed.value, math.inf, end, run.end_seconds)
+    anchor = Anchor(run.curve, end, end, run.end_seconds, speed.value, speed)
+    predicted = forecast(point, anchor, target).prediction
+    quantiles = (predicted.ttc_low, predicted.ttc_seconds, predicted.ttc_high)
+    left = [value - run.end_seconds for value in quantiles]
+    return json_safe({"iteration": run.end_iteration, "seconds": run.end_seconds + tuning_seconds,
+                      "remaining_p10": left[0], "remaining_p50": left[1], "remaining_p90": left[2]})

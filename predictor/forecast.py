@@ -1,0 +1,266 @@
+"""A plan's TTC as a distribution on a fresh seed: p10/p50/p90 and where the width comes from.
+
+A number a team plans capacity on must say how sure it is, and be right about that: its 80%
+interval should cover about 80% of runs on seeds the study never saw. Three things spread the
+TTC, each read off what the study ran:
+
+* **the curve's shape** past the evidence — draws of the mean curve from an ensemble of
+  learning-curve families weighted by how well each predicted what it did not see
+  (predictor.curve_ensemble, Domhan et al. 2015);
+* **the seed** — the convergence rule fires on the first evaluation at or below the target, so
+  each draw of the mean is continued with the loss's measured fluctuation and the first passage
+  taken (predictor.first_passage); never less than SEED_FLOOR, the least seed-to-seed spread of
+  iterations-to-target in MLPerf Training's reference runs (a coefficient of variation of 3–10%);
+* **the hardware** — the spread of seconds per iteration (the HE model's interval).
+
+The forecast is in the *anchor*'s iterations — the lineage whose curve the study measured
+longest (the warm-up for a forked plan, the plan's own lineage otherwise) — and mapped to the
+plan's seconds by the pooled model's own pace (predictor.ttc_model): a forked config's rate
+against the warm-up, its speed. The measured lower bound (predictor.no_number) holds: no
+quantile is below it. The p90 is open only where the loss was seen levelling off above the target.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from predictor.curve_ensemble import Ensemble, fit_ensemble
+from predictor.first_passage import first_passages, residual_noise
+from predictor.se_model import Z80, Estimate
+from predictor.types import Prediction
+
+SEED_FLOOR = 0.03  # log-sd: MLPerf reference runs' least coefficient of variation of steps-to-target
+FLAT_SPREAD = 0.10  # a target whose seed spread exceeds MLPerf's largest CV (10%) is in the flat region
+SEEDS = 24  # simulated seeds per mean-curve draw
+HORIZON = 1000.0  # a crossing is looked for up to this multiple of the evidence
+QUANTILES = (10.0, 50.0, 90.0)
+KNEE_LADDER = 8  # candidate targets tried between the target and the loss measured last
+KNEE_SAMPLES = 60  # mean-curve draws per candidate target (a bisection reads three or four)
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """What the forecast reads: the anchor lineage's curve and how the plan's run maps onto it.
+
+    A crossing is looked for after ``end``, where the anchor's evidence ends. The plan's TTC at an
+    anchor crossing K is ``measured_seconds + (K − origin) × pace``: ``measured_seconds`` is how
+    long the plan's own run was measured (0 for a run from scratch), ``origin`` the anchor
+    iteration that corresponds to (``end``, or 0 from scratch), ``pace`` the plan's seconds per
+    anchor iteration (the model's). ``speed`` is the plan's seconds/iteration, 80% interval."""
+
+    curve: list[tuple[int, float, float]]
+    end: float
+    origin: float
+    measured_seconds: float
+    pace: float
+    speed: Estimate
+    reached_iteration: float | None = None
+    reached_seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A target after the knee and its TTC forecast (p10/p50/p90)."""
+
+    value: float
+    ttc_p10: float
+    ttc_p50: float
+    ttc_p90: float
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """The plan's forecast and where its target sits: after the knee, or in the flat region,
+    where the slope is small against the noise and iterations-to-target spread widely by seed."""
+
+    prediction: Prediction
+    after_knee: bool
+    seed_spread: float  # log-sd of iterations-to-target across seeds at the target
+    suggested: Suggestion | None = None
+
+    def target(self, value: float) -> dict[str, object]:
+        """The plan's ``target`` field (DESIGN.md §7)."""
+        where = ("after the knee" if self.after_knee else
+                 f"in the flat region: iterations to it spread ×{math.exp(Z80 * self.seed_spread):.2g} "
+                 "from seed to seed (the loss's noise against its slope there)")
+        return {"value": value, "after_knee": self.after_knee, "seed_spread": self.seed_spread,
+                "reason": f"target {value:g} is {where}",
+                "suggested": (None if self.suggested is None else
+                              {"value": self.suggested.value, "ttc_p10": self.suggested.ttc_p10,
+                               "ttc_p50": self.suggested.ttc_p50, "ttc_p90": self.suggested.ttc_p90})}
+
+
+def _points(curve: list[tuple[int, float, float]]) -> tuple[np.ndarray, np.ndarray]:
+    points = [(k, loss) for k, _, loss in curve if k > 0 and math.isfinite(loss) and loss > 0]
+    if not points:
+        return np.zeros(0), np.zeros(0)
+    k, losses = (np.array(c, dtype=float) for c in zip(*points, strict=True))
+    return k, losses
+
+
+def _log_sd(values: np.ndarray) -> float:
+    finite = values[np.isfinite(values) & (values > 0)]
+    return float(np.std(np.log(finite))) if finite.size > 1 else 0.0
+
+
+def _hardware_sd(speed: Estimate) -> float:
+    if not (speed.low > 0 and math.isfinite(speed.high) and speed.high > 0):
+        return 0.0
+    return math.log(speed.high / speed.low) / (2 * Z80)
+
+
+def _step(k: np.ndarray) -> float:
+    tail = np.diff(k[-20:])
+    return float(np.median(tail)) if tail.size else 1.0
+
+
+def crossings(model: Ensemble, k: np.ndarray, losses: np.ndarray, target: float, start: float,
+              horizon: float, rng: np.random.Generator, samples: int = 200, seeds: int = SEEDS) -> np.ndarray:
+    """(shape draws, seeds) iterations at which a fresh seed first reaches ``target`` after ``start``.
+    The loss's fluctuation is read over the evidence's last doubling: earlier, the families' misfit
+    of the transient would pass for noise."""
+    late = k >= k[-1] / 2
+    sigma, rho = residual_noise(losses[late] - model.fitted(k[late]))
+    return first_passages(lambda grid: model.curves(grid, samples), start, _step(k), horizon, target,
+                          sigma, rho, seeds, rng)
+
+
+def _seed_and_shape(draws: np.ndarray) -> tuple[float, float]:
+    """Log-sd of the crossing within a mean curve (the seed) and between mean curves (the shape)."""
+    logs = np.where(np.isfinite(draws) & (draws > 0), np.log(np.maximum(draws, 1e-300)), np.nan)
+    rows = [row[np.isfinite(row)] for row in logs]
+    within = [float(np.var(row)) for row in rows if row.size > 1]
+    centres = np.array([float(np.median(row)) for row in rows if row.size])
+    seed = math.sqrt(float(np.mean(within))) if within else 0.0
+    shape = float(np.std(centres)) if centres.size > 1 else 0.0
+    return seed, shape
+
+
+def _quantiles(ttc: np.ndarray, levelled: bool) -> tuple[float, float, float]:
+    finite = ttc[np.isfinite(ttc)]
+    if not finite.size:
+        return math.inf, math.inf, math.inf
+    if levelled:  # a never-reaching draw counts as the slowest
+        low, mid, high = np.percentile(np.where(np.isfinite(ttc), ttc, np.inf), QUANTILES, method="nearest")
+    else:  # the floor was kept below the target: a draw still short of it by the horizon is slow, not lost
+        capped = np.where(np.isfinite(ttc), ttc, finite.max())
+        low, mid, high = np.percentile(capped, QUANTILES)
+    return float(low), float(mid), float(high)
+
+
+def _shares(seed: float, shape: float, hardware: float) -> tuple[tuple[str, float], ...]:
+    total = seed**2 + shape**2 + hardware**2
+    if total <= 0:
+        return (("seed", 1.0), ("shape", 0.0), ("hardware", 0.0))
+    return (("seed", seed**2 / total), ("shape", shape**2 / total), ("hardware", hardware**2 / total))
+
+
+@dataclass(frozen=True)
+class Spread:
+    """TTC quantiles of one target and the log-sds behind them."""
+
+    low: float
+    mid: float
+    high: float
+    seed: float
+    shape: float
+
+
+def _spread(model: Ensemble, k: np.ndarray, losses: np.ndarray, anchor: Anchor, target: float,
+            horizon: float, hardware: float, bound: float, rng: np.random.Generator,
+            samples: int = 200) -> Spread:
+    draws = crossings(model, k, losses, target, anchor.end, horizon, rng, samples)
+    seed_sd, shape_sd = _seed_and_shape(draws)
+    extra = math.sqrt(max(SEED_FLOOR**2 - seed_sd**2, 0.0))
+    remaining = np.maximum(draws - anchor.origin, 0.0)
+    jitter = np.exp(rng.normal(0.0, 1.0, draws.shape) * math.hypot(extra, hardware))
+    ttc = anchor.measured_seconds + remaining * anchor.pace * jitter
+    low, mid, high = _quantiles(ttc.ravel(), model.levelled_above)
+    if math.isfinite(bound):
+        low, mid, high = max(low, bound), max(mid, bound), max(high, bound)
+    return Spread(low, mid, high, seed_sd, shape_sd)
+
+
+def forecast(prediction: Prediction, anchor: Anchor, target: float, seed: int = 0) -> Forecast:
+    """``prediction`` (the model's point, which chose the plan) turned into the plan's forecast."""
+    rng = np.random.default_rng(seed)
+    k, losses = _points(anchor.curve)
+    hardware = _hardware_sd(anchor.speed)
+    model = fit_ensemble(k, losses, target) if k.size else None
+    if anchor.reached_iteration is not None and anchor.reached_seconds is not None:
+        return _measured(prediction, anchor, model, k, losses, target, hardware, rng)
+    if model is None:
+        return _unfitted(prediction, hardware)
+    horizon = max(anchor.end * HORIZON,
+                  2 * prediction.iterations if math.isfinite(prediction.iterations) else 0.0)
+    spread = _spread(model, k, losses, anchor, target, horizon, hardware, prediction.evidence_seconds, rng)
+    predicted = replace(prediction, ttc_seconds=spread.mid, ttc_low=spread.low, ttc_high=spread.high,
+                        iterations=_iterations(prediction, anchor, spread.mid),
+                        sources=_shares(max(spread.seed, SEED_FLOOR), spread.shape, hardware))
+    suggested = None
+    if spread.seed > FLAT_SPREAD and not model.levelled_above:
+        suggested = _after_knee(model, k, losses, anchor, target, horizon, hardware, rng)
+    return Forecast(predicted, spread.seed <= FLAT_SPREAD, spread.seed, suggested)
+
+
+def _after_knee(model: Ensemble, k: np.ndarray, losses: np.ndarray, anchor: Anchor, target: float,
+                horizon: float, hardware: float, rng: np.random.Generator) -> Suggestion | None:
+    """The lowest target above ``target`` on a geometric ladder up to the loss measured last whose
+    seed spread is within FLAT_SPREAD (after the knee), with its forecast: a bisection of the
+    ladder (the spread grows as the target falls toward the floor), on fewer draws."""
+    level = float(model.fitted(k[-1:])[0])
+    if not level > target > 0:
+        return None
+    ladder = np.geomspace(target, level, KNEE_LADDER + 1)[1:]
+    low, high, found = 0, len(ladder) - 1, None
+    while low <= high:
+        middle = (low + high) // 2
+        spread = _spread(model, k, losses, anchor, float(ladder[middle]), horizon, hardware, math.nan, rng,
+                         samples=KNEE_SAMPLES)
+        if spread.seed <= FLAT_SPREAD and math.isfinite(spread.mid):
+            found = Suggestion(float(f"{ladder[middle]:.3g}"), spread.low, spread.mid, spread.high)
+            high = middle - 1
+        else:
+            low = middle + 1
+    return found
+
+
+def _iterations(prediction: Prediction, anchor: Anchor, ttc: float) -> float:
+    """The plan's iterations at its forecast TTC: what it measured, then the rest at its speed."""
+    if not math.isfinite(ttc) or not anchor.speed.value > 0:
+        return math.inf
+    done = prediction.evidence_iterations if math.isfinite(prediction.evidence_iterations) else 0.0
+    return done + max(ttc - anchor.measured_seconds, 0.0) / anchor.speed.value
+
+
+def _measured(prediction: Prediction, anchor: Anchor, model: Ensemble | None, k: np.ndarray,
+              losses: np.ndarray, target: float, hardware: float, rng: np.random.Generator) -> Forecast:
+    """A config whose run reached the target: centred on the measurement, as wide as the seed's
+    spread there (a new seed's crossing against one observed crossing: √2 × the spread)."""
+    reached = float(anchor.reached_iteration or 0.0)
+    seed_sd = 0.0
+    if model is not None and k.size:
+        start = float(k[len(k) // 2])
+        draws = crossings(model, k, losses, target, start, max(2 * reached, start + 1), rng)
+        seed_sd, _ = _seed_and_shape(draws)
+    spread = max(seed_sd, SEED_FLOOR) * math.sqrt(2)
+    total = math.hypot(spread, hardware)
+    seconds = float(anchor.reached_seconds or prediction.ttc_seconds)
+    low, high = seconds * math.exp(-Z80 * total), seconds * math.exp(Z80 * total)
+    predicted = replace(prediction, ttc_seconds=seconds, ttc_low=low, ttc_high=high,
+                        sources=_shares(spread, 0.0, hardware))
+    return Forecast(predicted, seed_sd <= FLAT_SPREAD, seed_sd)
+
+
+def _unfitted(prediction: Prediction, hardware: float) -> Forecast:
+    """Too little curve to fit: the model's own interval, never narrower than the seed's spread."""
+    mid = prediction.ttc_seconds
+    floor = math.exp(Z80 * math.hypot(SEED_FLOOR, hardware))
+    low = min(prediction.ttc_low, mid / floor) if math.isfinite(mid) else prediction.ttc_low
+    high = max(prediction.ttc_high, mid * floor) if math.isfinite(mid) else prediction.ttc_high
+    shares = _shares(SEED_FLOOR, math.log(high / low) / (2 * Z80) if low > 0 and math.isfinite(high) else 0.0,
+                     hardware)
+    return Forecast(replace(prediction, ttc_low=low, ttc_high=high, sources=shares), True, SEED_FLOOR)
