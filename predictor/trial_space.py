@@ -12,6 +12,12 @@ from predictor.types import OPTIMIZERS, STRATEGIES, ProbeRequest, ProbeResult, S
 
 PRUNER_STEPS = 100  # probe progress is reported to the pruner in hundredths of the probe length
 MAX_BATCH_SIZE = 65536  # samples per device per step: a spec's and a trial's upper bound
+# A trial's lr distribution (log-uniform). Every lr a study asks must lie in it, or Optuna refuses
+# the trial: the spec's rates (worker.spec, at least 1e-6 and at most 100) and the ones derived from
+# them by factors (LARS ×10, a re-plan's moves with the batch and node counts), so it spans decades
+# more than the spec allows on either side.
+LR_RANGE = (1e-12, 1e12)
+MOMENTUM_RANGE = (0.0, 0.999)  # a trial's momentum distribution: a spec's momenta must lie in it
 TRIAL_PARAMS = ("strategy", "nodes", "devices_per_node", "groups", "batch_size", "lr", "momentum",
                 "optimizer")  # a trial's parameters: the config's, less its strategy options
 
@@ -23,8 +29,8 @@ def trial_distributions(space: SearchSpace) -> dict[str, optuna.distributions.Ba
         "devices_per_node": optuna.distributions.IntDistribution(1, max(space.devices_per_node, 1)),
         "groups": optuna.distributions.IntDistribution(1, space.devices),
         "batch_size": optuna.distributions.IntDistribution(1, MAX_BATCH_SIZE),
-        "lr": optuna.distributions.FloatDistribution(1e-6, 1000.0, log=True),
-        "momentum": optuna.distributions.FloatDistribution(0.0, 0.999),
+        "lr": optuna.distributions.FloatDistribution(*LR_RANGE, log=True),
+        "momentum": optuna.distributions.FloatDistribution(*MOMENTUM_RANGE),
         "optimizer": optuna.distributions.CategoricalDistribution(list(OPTIMIZERS)),
     }
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -16,7 +15,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from predictor.trial_space import MAX_BATCH_SIZE
+from predictor.trial_space import MAX_BATCH_SIZE, MOMENTUM_RANGE
 from predictor.types import OPTIMIZERS, STRATEGIES, Budget, Config, SearchSpace
 from worker.workloads.registry import BUILTIN, allowed_modules, resolve_factory
 
@@ -26,6 +25,15 @@ MAX_DEVICES = MAX_NODES * MAX_DEVICES_PER_NODE  # so at most this many compute g
 MAX_SEED = 2**32 - 1  # numpy's and torch's seeds are 32/64-bit: a larger one overflows inside a probe
 MAX_LIST = 64  # entries of one search list: the grid is their product
 FACTORY_PATTERN = r"^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_]*$"
+MAX_PROBES = 500  # budget.max_probes; a service may lower it (TTC_MAX_STUDY_PROBES), never raise it
+# Smallest and largest learning rate: an lr below 1e-6 moves no weight a float32 can show; the
+# trials' distribution (predictor.trial_space.LR_RANGE) holds these and the rates derived from them.
+LEARNING_RATE_RANGE = (1e-6, 100.0)
+MAX_MOMENTUM = MOMENTUM_RANGE[1]
+# Smallest relative speed (of a node, or of a throttled one) and link bandwidth: 5e-324 Gb/s passes
+# "> 0" and turns a step into infinite seconds. A thousandth of a device's speed, 1 Mb/s.
+MIN_SPEED = 1e-3
+MIN_GBPS = 1e-3
 
 
 class _Strict(BaseModel):
@@ -36,21 +44,31 @@ class _Strict(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
 
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_negative_zero(cls, value: Any) -> Any:
+        """``-0.0`` passes ``ge=0`` and then flips a sign downstream (numpy's ``scale < 0``): it is 0."""
+        if isinstance(value, float) and value == 0:
+            return 0.0
+        if isinstance(value, list):
+            return [0.0 if isinstance(v, float) and v == 0 else v for v in value]
+        return value
+
 
 def _exactly_one_workload(schema: dict[str, Any]) -> None:
     """The JSON schema says what ``_known`` checks: exactly one of a built-in name or a factory.
 
     A missing key satisfies ``properties``, so each branch requires its own key and allows the
     other only as ``null`` (``{name: null, factory: null}`` and ``{}`` match neither branch).
-    Factories are limited to the modules allowlisted when the schema is built: with none, no
-    factory is valid, and the schema says so.
+    With no module allowlisted no factory is valid, and the schema says so; otherwise it gives the
+    form, never the allowlist itself: the document is public, and the modules a service imports
+    are nobody else's business (issue 36).
     """
     name = {"type": "string", "enum": sorted(BUILTIN)}
-    modules = "|".join(re.escape(module) for module in sorted(allowed_modules()))
     factory: dict[str, Any] = {
-        "type": "string", "pattern": FACTORY_PATTERN.replace("[A-Za-z_][A-Za-z0-9_.]*", f"(?:{modules})", 1),
+        "type": "string", "pattern": FACTORY_PATTERN,
         "description": "package.module:function, the module allowlisted in TTC_WORKLOAD_MODULES",
-    } if modules else {"not": {}, "description": "no module is allowlisted (TTC_WORKLOAD_MODULES)"}
+    } if allowed_modules() else {"not": {}, "description": "no module is allowlisted (TTC_WORKLOAD_MODULES)"}
     schema["properties"] = {"name": {"anyOf": [name, {"type": "null"}], "title": "Name"},
                             "factory": {"anyOf": [factory, {"type": "null"}], "title": "Factory"}}
     schema["oneOf"] = [
@@ -80,8 +98,8 @@ class TargetSpec(_Strict):
 
 
 class NetworkSpec(_Strict):
-    intra_gbps: float = Field(100.0, gt=0, le=1e5)
-    inter_gbps: float = Field(10.0, gt=0, le=1e5)
+    intra_gbps: float = Field(100.0, ge=MIN_GBPS, le=1e5)
+    inter_gbps: float = Field(10.0, ge=MIN_GBPS, le=1e5)
     latency_us: float = Field(10.0, ge=0, le=1e6, description="inter-node latency")
     intra_latency_us: float = Field(2.0, ge=0, le=1e6)
 
@@ -102,7 +120,7 @@ class ThrottleSpec(_Strict):
     best. Timed on the run's own simulated clock, so a probe forked late in a run sees it too."""
 
     node: int = Field(ge=0, lt=MAX_NODES, description="the node that slows (0-based)")
-    speed: float = Field(gt=0, le=1, description="its speed from then on, as a share of before")
+    speed: float = Field(ge=MIN_SPEED, le=1, description="its speed from then on, as a share of before")
     after_seconds: float = Field(ge=0, le=1e9, description="simulated seconds into a run")
 
 
@@ -112,21 +130,16 @@ class ClusterSpec(_Strict):
     devices_per_node: int = Field(1, ge=1, le=MAX_DEVICES_PER_NODE)
     device: DeviceSpec = DeviceSpec()
     network: NetworkSpec = NetworkSpec()
-    node_speed: list[float] | None = Field(None, max_length=MAX_NODES)
+    node_speed: list[Annotated[float, Field(ge=MIN_SPEED, le=1000)]] | None = Field(
+        None, max_length=MAX_NODES, description="relative speed of each node")
     disturbance: DisturbanceSpec | None = None
     throttle: ThrottleSpec | None = None
     jitter: float = Field(0.02, ge=0, le=1, description="std of log step-time noise per device")
 
     @model_validator(mode="after")
     def _speeds(self) -> ClusterSpec:
-        if self.node_speed is not None:
-            if len(self.node_speed) != self.nodes:
-                raise ValueError(
-                    f"node_speed has {len(self.node_speed)} entries but nodes={self.nodes}"
-                )
-            bad = [s for s in self.node_speed if not 0 < s <= 1000]
-            if bad:
-                raise ValueError(f"node_speed entries must be > 0 and <= 1000, got {bad}")
+        if self.node_speed is not None and len(self.node_speed) != self.nodes:
+            raise ValueError(f"node_speed has {len(self.node_speed)} entries but nodes={self.nodes}")
         if self.throttle is not None:
             if self.backend != "simulated":
                 raise ValueError("cluster.throttle is a fault of the simulated cluster; a real "
@@ -172,22 +185,23 @@ class SearchSpec(_Strict):
     @field_validator("learning_rates")
     @classmethod
     def _learning_rates(cls, value: list[float]) -> list[float]:
-        if not value or any(not 0 < v <= 100 for v in value):
-            raise ValueError(f"learning rates must be in (0, 100], got {value}")
+        low, high = LEARNING_RATE_RANGE
+        if not value or any(not low <= v <= high for v in value):
+            raise ValueError(f"learning rates must be in [{low:g}, {high:g}], got {value}")
         return value
 
     @field_validator("momenta")
     @classmethod
     def _momenta(cls, value: list[float]) -> list[float]:
-        if not value or any(not 0 <= v < 1 for v in value):
-            raise ValueError(f"momenta must be in [0, 1), got {value}")
+        if not value or any(not 0 <= v <= MAX_MOMENTUM for v in value):
+            raise ValueError(f"momenta must be in [0, {MAX_MOMENTUM}], got {value}")
         return value
 
 
 class BudgetSpec(_Strict):
     probe_seconds: float = Field(20.0, gt=0, le=86_400, description="cluster seconds per probe (at most)")
-    max_probes: int = Field(48, ge=1, le=1000)
-    deadline_seconds: float = Field(3600.0, gt=0, le=30 * 86_400, description="wall-clock limit of the study")
+    max_probes: int = Field(48, ge=1, le=MAX_PROBES)
+    deadline_seconds: float = Field(3600.0, ge=1, le=30 * 86_400, description="wall-clock limit of the study")
     probe_max_iterations: int = Field(100, ge=10, le=1_000_000, description="iterations per probe")
     max_overhead: float = Field(
         0.1, gt=0, le=10, description="the study may cost at most this share of the plan's predicted TTC")
@@ -208,6 +222,23 @@ class Spec(_Strict):
         beyond = [n for n in self.search.nodes if n > self.cluster.nodes]
         if beyond:
             raise ValueError(f"search.nodes {beyond} exceed cluster.nodes={self.cluster.nodes}")
+        return self
+
+    @model_validator(mode="after")
+    def _one_probe_affordable(self) -> Spec:
+        """``budget.max_cluster_seconds`` pays for the study's first probe: its probe_seconds on the
+        smallest node count, as a share of the cluster (predictor.search prices it so before any
+        speed is measured). Below that no probe starts, and the study could only fail."""
+        cap = self.budget.max_cluster_seconds
+        if cap is None:
+            return self
+        nodes = self.search_space().node_counts()[0]
+        first = self.budget.probe_seconds * nodes / self.cluster.nodes
+        if cap < first:
+            raise ValueError(
+                f"budget.max_cluster_seconds={cap:g} cannot pay for the first probe, which may cost "
+                f"{first:g} cluster-seconds (budget.probe_seconds={self.budget.probe_seconds:g} on {nodes} "
+                f"of {self.cluster.nodes} nodes): raise it, or lower budget.probe_seconds")
         return self
 
     def search_space(self) -> SearchSpace:
@@ -235,8 +266,8 @@ OptionValue = (
 class ConfigSpec(_Strict):
     """A Config (DESIGN.md §7) as it crosses an edge (REST, ``--config``): every number bounded.
 
-    Cross-field rules (groups divide the devices, only ``async_groups`` has groups) stay in
-    ``predictor.Config``; ``to_config`` applies them.
+    Cross-field rules (groups divide the devices, only ``async_groups`` has groups) are
+    ``predictor.Config``'s, applied here too, so a body that breaks them is refused at the edge.
     """
 
     strategy: Literal[STRATEGIES]  # type: ignore[valid-type]
@@ -249,6 +280,11 @@ class ConfigSpec(_Strict):
     optimizer: Literal[OPTIMIZERS] = "sgd"  # type: ignore[valid-type]
     options: dict[Annotated[str, Field(max_length=64)], OptionValue] = Field(
         default_factory=dict, max_length=16)
+
+    @model_validator(mode="after")
+    def _cross_field(self) -> ConfigSpec:
+        self.to_config()  # its ValueError names the field: "groups=… does not divide …"
+        return self
 
     def to_config(self) -> Config:
         return Config(**self.model_dump())
