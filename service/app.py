@@ -21,6 +21,7 @@ from service.api.errors import validation_error
 from service.api.unavailable import database_unavailable
 from service.api_docs import docs_router
 from service.db import Database
+from service.head_as_get import HeadAsGet
 from service.metrics import Metrics
 from service.orchestration import dispose_optuna_storages
 from service.request_guard import RequestGuard
@@ -84,8 +85,11 @@ def create_app(settings: Settings | None = None, *, run_studies: bool = True) ->
     app.add_exception_handler(RequestValidationError, validation_error)
     for unreachable in (DBAPIError, StorageInternalError):  # the database is away: 503, not 500
         app.add_exception_handler(unreachable, database_unavailable)
+    app.add_middleware(HeadAsGet)
     # Added last, runs first: latency is recorded for refused requests too.
-    app.add_middleware(RequestGuard, api_token=settings.api_token, max_body_bytes=settings.max_spec_bytes)
+    app.add_middleware(RequestGuard, api_token=settings.api_token, max_body_bytes=settings.max_spec_bytes,
+                       allowed_hosts=settings.allowed_host_names,
+                       body_timeout_seconds=settings.body_timeout_seconds)
     app.add_middleware(TimingMiddleware, metrics=metrics)
     for router in ROUTERS:
         app.include_router(router)

@@ -6,16 +6,19 @@ pool, and that hop costs more than the lookup itself on every request.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Path, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BeforeValidator
 from sqlalchemy.orm import Session
 
 from service import crud
 from service.db import Database, Study
 from service.metrics import Metrics
 from service.request_guard import token_accepted
+from service.request_intent import declares_json
 from service.scheduler import StudyScheduler
 from service.settings import Settings
 
@@ -68,6 +71,29 @@ def require_token(
 
 
 TokenDep = Depends(require_token)
+
+
+def require_json(request: Request) -> None:
+    """A write's body is JSON (``service.request_intent``): an HTML form or a ``text/plain`` body, the
+    kinds a page on another site can send without the browser asking this service first, is a 415."""
+    has_body = request.headers.get("content-length", "0") != "0" or "transfer-encoding" in request.headers
+    if not declares_json(request.headers.get("content-type"), has_body):
+        raise HTTPException(status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
+                            "send the body as JSON, with 'Content-Type: application/json'")
+
+
+JsonDep = Depends(require_json)
+
+
+def _digits(value: object) -> object:
+    """A query's integer is written in digits: Python's ``int()`` (and so pydantic) also reads
+    ``1_0`` as 10 and `` 10 `` as 10, forms no client means as a number."""
+    if isinstance(value, str) and not re.fullmatch(r"-?[0-9]+", value):
+        raise ValueError("write the integer in decimal digits only")
+    return value
+
+
+QueryInt = Annotated[int, BeforeValidator(_digits)]
 
 
 def study_or_404(session: Session, study_id: str) -> Study:

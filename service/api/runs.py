@@ -11,14 +11,15 @@ from fastapi import APIRouter, status
 from fastapi.exceptions import RequestValidationError
 
 from service import crud
-from service.api.deps import DatabaseDep, TokenDep
+from service.api.deps import DatabaseDep, JsonDep, TokenDep
 from service.api.errors import MUTATING
 from service.api.schemas import RunCreate, RunRecorded
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, dependencies=[TokenDep], responses=MUTATING)
+@router.post("", status_code=status.HTTP_201_CREATED, dependencies=[TokenDep, JsonDep],
+             responses=MUTATING)
 def record_run(body: RunCreate, db: DatabaseDep) -> RunRecorded:
     """Store one measured run; a ``study_id`` this service does not know is recorded unlinked."""
     try:

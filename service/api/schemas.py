@@ -186,9 +186,10 @@ TrainingState = Literal["pending", "running", "done", "unreachable", "failed", "
 
 
 class TrainingCreate(BaseModel):
-    """POST /v1/studies/{id}/train: how long the run may go, and its re-planning budget."""
+    """POST /v1/studies/{id}/train: how long the run may go, and its re-planning budget. Strict, as
+    the spec is: ``true`` is not an iteration count, nor ``"5"``."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
 
     max_iterations: int = Field(100_000, ge=1, le=10**9,
                                 description="the run stops here when the target is not reached")

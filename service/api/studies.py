@@ -10,6 +10,8 @@ from fastapi.exceptions import RequestValidationError
 from service import crud
 from service.api.deps import (
     DatabaseDep,
+    JsonDep,
+    QueryInt,
     SchedulerDep,
     SettingsDep,
     StudyId,
@@ -83,7 +85,8 @@ def trial(probe: Probe) -> TrialPublic:
     )
 
 
-@router.post("", status_code=status.HTTP_202_ACCEPTED, dependencies=[TokenDep], responses=MUTATING)
+@router.post("", status_code=status.HTTP_202_ACCEPTED, dependencies=[TokenDep, JsonDep],
+             responses=MUTATING)
 def submit_study(
     spec: Annotated[Spec, Body(openapi_examples=SPEC_EXAMPLES)],
     db: DatabaseDep, settings: SettingsDep, scheduler: SchedulerDep,
@@ -104,8 +107,8 @@ def submit_study(
 def list_studies(
     db: DatabaseDep,
     state: StudyState | None = None,
-    limit: Annotated[int, Query(ge=1, le=500)] = 100,
-    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+    limit: Annotated[QueryInt, Query(ge=1, le=500)] = 100,
+    offset: Annotated[QueryInt, Query(ge=0, le=MAX_OFFSET)] = 0,
 ) -> StudyList:
     with db.read() as session:
         rows, count = crud.list_studies(session, state=state, limit=limit, offset=offset)
@@ -142,7 +145,7 @@ def get_plan(study_id: StudyId, db: DatabaseDep) -> PlanPublic:
         return study.plan
 
 
-@router.post("/{study_id}/cancel", status_code=status.HTTP_202_ACCEPTED, dependencies=[TokenDep],
+@router.post("/{study_id}/cancel", status_code=status.HTTP_202_ACCEPTED, dependencies=[TokenDep, JsonDep],
              responses={**MUTATING, **NOT_FOUND,
                         409: error_response("the study, and its training if any, has already finished")})
 def cancel_study(study_id: StudyId, db: DatabaseDep) -> StudySummary:

@@ -12,7 +12,7 @@ from typing import Annotated
 from fastapi import APIRouter, Body, HTTPException, status
 
 from service import crud
-from service.api.deps import DatabaseDep, SchedulerDep, StudyId, TokenDep, study_or_404
+from service.api.deps import DatabaseDep, JsonDep, SchedulerDep, StudyId, TokenDep, study_or_404
 from service.api.errors import MUTATING, NOT_FOUND, error_response
 from service.api.schemas import TrainingCreate, TrainingPublic
 from service.db import Training
@@ -31,7 +31,7 @@ def public(training: Training, segments: int) -> TrainingPublic:
     )
 
 
-@router.post("/{study_id}/train", status_code=status.HTTP_202_ACCEPTED, dependencies=[TokenDep],
+@router.post("/{study_id}/train", status_code=status.HTTP_202_ACCEPTED, dependencies=[TokenDep, JsonDep],
              responses={**MUTATING, **NOT_FOUND,
                         409: error_response("the study cannot be trained, or already has a training")})
 def train_study(

@@ -20,6 +20,7 @@ from service.app import create_app
 from service.db import Database
 from service.orchestration import dispose_optuna_storages
 from service.settings import Settings
+from tests.service.service_helpers import local_client
 
 API_TOKEN = "s3cret"
 POSTGRES_SERVER = os.environ.get("TTC_TEST_POSTGRES", "postgresql+psycopg2://postgres@127.0.0.1:5432")
@@ -81,6 +82,6 @@ def ray_address(ray_local: None) -> str:
 def api(database_url: str) -> Iterator[TestClient]:
     """The API alone (no scheduler, no Ray) on a fresh database, with an API token configured."""
     settings = Settings(database_url=database_url, api_token=API_TOKEN, max_cluster_devices=64)
-    with TestClient(create_app(settings, run_studies=False)) as client:
+    with local_client(create_app(settings, run_studies=False)) as client:
         client.headers["Authorization"] = f"Bearer {API_TOKEN}"
         yield client

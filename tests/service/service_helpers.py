@@ -12,6 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+LOCAL_URL = "http://localhost"
 
 
 def tiny_spec(**budget: Any) -> dict[str, Any]:
@@ -35,6 +39,12 @@ def mid_study_spec() -> dict[str, Any]:
     spec["search"].update(learning_rates=[0.05, 0.1, 0.3], momenta=[0.6, 0.9])
     spec["target"]["value"] = 0.002
     return spec
+
+
+def local_client(app: FastAPI) -> TestClient:
+    """A test client that calls the service by a name it answers to (TTC_ALLOWED_HOSTS' loopback
+    default), as a browser or the CLI on the same machine does."""
+    return TestClient(app, base_url=LOCAL_URL)
 
 
 def free_port() -> int:

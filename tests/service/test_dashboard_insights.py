@@ -8,7 +8,6 @@ import math
 
 import optuna
 import pytest
-from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from service.app import create_app
@@ -16,6 +15,7 @@ from service.cli import app
 from service.dashboard import insights
 from service.settings import Settings
 from tests.service.dashboard_seed import seed_study
+from tests.service.service_helpers import local_client
 
 
 @pytest.fixture
@@ -26,7 +26,7 @@ def seeded(database_url: str, monkeypatch: pytest.MonkeyPatch) -> tuple[str, lis
 
 def test_importances_and_parallel_coordinates(database_url: str, seeded: tuple[str, list[str]]) -> None:
     sid, _ = seeded
-    with TestClient(create_app(Settings(database_url=database_url), run_studies=False)) as client:
+    with local_client(create_app(Settings(database_url=database_url), run_studies=False)) as client:
         body = client.get(f"/dashboard/api/studies/{sid}/insights").json()
         assert client.get("/dashboard/api/studies/nope/insights").status_code == 404
     assert body["source"] == "probes"  # seeded: no Optuna study, so ttc's probes are read
@@ -54,7 +54,7 @@ def test_importances_say_why_when_too_few_trials() -> None:
 
 def test_the_trial_page_json(database_url: str, seeded: tuple[str, list[str]]) -> None:
     sid, keys = seeded
-    with TestClient(create_app(Settings(database_url=database_url), run_studies=False)) as client:
+    with local_client(create_app(Settings(database_url=database_url), run_studies=False)) as client:
         trials = client.get(f"/dashboard/api/studies/{sid}").json()["trials"]
         by_key = {t["key"]: t for t in trials}
         lost = client.get(f"/dashboard/api/studies/{sid}/trials/{by_key['p2']['number']}").json()

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from service import cli
 from service.app import create_app
 from service.settings import Settings
+from tests.service.service_helpers import local_client
 
 SPEC = {"workload": {"name": "digits-mlp"}, "target": {"value": 0.5},
         "cluster": {"backend": "ray", "nodes": 1, "devices_per_node": 3, "device": {"name": "cpu"}},
@@ -43,7 +43,7 @@ def test_ttc_tune_exits_2_naming_what_is_missing_and_records_no_study(
 
 def test_predict_answers_422_naming_the_cluster(ray_address: str, database_url: str) -> None:
     """The predict process joins the session's 2-CPU Ray: a 3-device cluster cannot fit there."""
-    with TestClient(create_app(Settings(database_url=database_url, ray_address=ray_address),
+    with local_client(create_app(Settings(database_url=database_url, ray_address=ray_address),
                                  run_studies=False)) as client:
         config = {"strategy": "sync", "nodes": 1, "devices_per_node": 3}
         response = client.post("/v1/predict", json={"spec": SPEC, "configs": [config]})

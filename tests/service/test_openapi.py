@@ -4,6 +4,7 @@ examples that the service accepts; and ``/docs`` works offline (found 7)."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -64,10 +65,12 @@ def test_the_workload_schema_takes_exactly_one_of_name_and_factory(
     import jsonschema
 
     monkeypatch.setenv("TTC_WORKLOAD_MODULES", "my.pkg")
-    workload = api.get("/openapi.json").json()["components"]["schemas"]["WorkloadSpec"]
+    document = api.get("/openapi.json").text
+    assert "my.pkg" not in document  # the allowlist is the service's business (issue 36): 422 tells
+    workload = json.loads(document)["components"]["schemas"]["WorkloadSpec"]
     valid = [{"name": "digits-mlp"}, {"factory": "my.pkg:make"}, {"name": None, "factory": "my.pkg:make"}]
     invalid = [{}, {"name": None, "factory": None}, {"name": "digits-mlp", "factory": "my.pkg:make"},
-               {"name": "no-such-workload"}, {"factory": "not a factory"}, {"factory": "other:make"}]
+               {"name": "no-such-workload"}, {"factory": "not a factory"}]
     for value in valid:
         jsonschema.validate(value, workload)
     for value in invalid:

@@ -54,7 +54,8 @@ class _EndlessBody:
 
 def _post_endless(app: FastAPI, token: str | None) -> tuple[int, int]:
     """POST /v1/studies with an endless chunked body straight into the ASGI app: (status, bytes read)."""
-    headers = [(b"content-type", b"application/json"), (b"transfer-encoding", b"chunked")]
+    headers = [(b"host", b"localhost"), (b"content-type", b"application/json"),
+               (b"transfer-encoding", b"chunked")]
     if token:
         headers.append((b"authorization", f"Bearer {token}".encode()))
     scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",

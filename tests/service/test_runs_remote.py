@@ -14,7 +14,7 @@ from service import cli, crud, remote_runs, run_configs
 from service.app import create_app
 from service.db import Database
 from service.settings import Settings
-from tests.service.service_helpers import free_port
+from tests.service.service_helpers import LOCAL_URL, free_port, local_client
 
 SPEC = Path(__file__).resolve().parents[2] / "examples" / "quickstart.yaml"
 CONFIG = Config("sync", 2, 2, batch_size=32, lr=0.1)
@@ -30,7 +30,7 @@ def study_id(db: Database) -> str:
 
 
 def test_a_run_is_recorded_linked_to_its_study_or_unlinked(database_url: str, study_id: str) -> None:
-    with TestClient(create_app(Settings(database_url=database_url), run_studies=False)) as client:
+    with local_client(create_app(Settings(database_url=database_url), run_studies=False)) as client:
         linked = client.post("/v1/runs", json={"study_id": study_id, "result": MEASURED})
         unlinked = client.post("/v1/runs", json={"study_id": "elsewhere", "result": MEASURED})
         runs = client.get(f"/dashboard/api/studies/{study_id}").json()["runs"]
@@ -51,7 +51,7 @@ def test_a_run_is_recorded_linked_to_its_study_or_unlinked(database_url: str, st
 ])
 def test_a_bad_run_is_refused_naming_the_field(database_url: str, change: dict, field: str,
                                                words: str) -> None:
-    with TestClient(create_app(Settings(database_url=database_url), run_studies=False)) as client:
+    with local_client(create_app(Settings(database_url=database_url), run_studies=False)) as client:
         response = client.post("/v1/runs", json={"result": {**MEASURED, **change}})
     assert response.status_code == 422
     errors = response.json()["detail"]
@@ -60,7 +60,7 @@ def test_a_bad_run_is_refused_naming_the_field(database_url: str, change: dict, 
 
 def test_recording_needs_the_token_when_one_is_set(database_url: str) -> None:
     settings = Settings(database_url=database_url, api_token="s3cret")
-    with TestClient(create_app(settings, run_studies=False)) as client:
+    with local_client(create_app(settings, run_studies=False)) as client:
         assert client.post("/v1/runs", json={"result": MEASURED}).status_code == 401
         headers = {"Authorization": "Bearer s3cret"}
         assert client.post("/v1/runs", json={"result": MEASURED}, headers=headers).status_code == 201
@@ -81,9 +81,9 @@ def test_ttc_run_server_records_on_the_service_not_locally(
     plan = Plan(study_id, CONFIG, Prediction(0.45, 0.3, 0.6, 0.004, 112.0), CONFIG, 0.45, 3, 0.2)
     plan_path = tmp_path / "plan.json"
     plan_path.write_text(json.dumps(plan.to_dict()))
-    with TestClient(service) as client:
+    with local_client(service) as client:
         result = CliRunner().invoke(cli.app, ["run", str(SPEC), "--config", str(plan_path), "--json",
-                                              "--server", "http://ttc.test"])
+                                              "--server", LOCAL_URL])
         assert result.exit_code == 0, result.output
         runs = client.get(f"/dashboard/api/studies/{study_id}").json()["runs"]
     assert json.loads(result.stdout)["ttc_seconds"] == 0.5

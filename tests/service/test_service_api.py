@@ -12,13 +12,13 @@ from predictor.types import Config, ProbeResult
 from service import crud
 from service.app import create_app
 from service.settings import Settings
-from tests.service.service_helpers import tiny_spec
+from tests.service.service_helpers import local_client, tiny_spec
 
 
 @pytest.fixture
 def client(database_url: str) -> Iterator[TestClient]:
     settings = Settings(database_url=database_url, api_token="s3cret", max_cluster_devices=64)
-    with TestClient(create_app(settings, run_studies=False)) as test_client:
+    with local_client(create_app(settings, run_studies=False)) as test_client:
         test_client.headers["Authorization"] = "Bearer s3cret"
         yield test_client
 

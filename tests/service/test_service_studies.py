@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 
 import optuna
-from fastapi.testclient import TestClient
 
 from service.app import create_app
 from service.orchestration import optuna_study_name
 from service.settings import Settings
-from tests.service.service_helpers import tiny_spec
+from tests.service.service_helpers import local_client, tiny_spec
 
 
 def _events(text: str) -> list[tuple[str, dict]]:
@@ -20,7 +19,7 @@ def _events(text: str) -> list[tuple[str, dict]]:
 
 def test_a_study_runs_to_its_plan_and_optuna_sees_its_trials(database_url: str, ray_address: str) -> None:
     settings = Settings(database_url=database_url, ray_address=ray_address, poll_seconds=0.2)
-    with TestClient(create_app(settings)) as client:
+    with local_client(create_app(settings)) as client:
         study_id = client.post("/v1/studies", json=tiny_spec()).json()["id"]
         events = _events(client.get(f"/v1/studies/{study_id}/events").text)  # streams until the end
         states = [data["state"] for kind, data in events if kind == "state"]

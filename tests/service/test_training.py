@@ -19,6 +19,7 @@ from service.db import TRAINING_TERMINAL_STATES, Database
 from service.orchestration import StudyCancelled, StudyRunner
 from service.settings import Settings
 from service.training import TrainingRunner
+from tests.service.service_helpers import local_client
 from tests.service.training_helpers import check_overhead, segments, training_spec
 from worker.spec import parse_spec
 
@@ -109,7 +110,7 @@ def test_train_routes_validate_and_say_what_is_missing(api: TestClient) -> None:
 @pytest.mark.slow
 def test_rest_train_round_trip(database_url: str, ray_address: str) -> None:
     settings = Settings(database_url=database_url, ray_address=ray_address, poll_seconds=0.2)
-    with TestClient(create_app(settings)) as client:
+    with local_client(create_app(settings)) as client:
         study_id = client.post("/v1/studies", json=training_spec()).json()["id"]
         started = client.post(f"/v1/studies/{study_id}/train", json={"max_overhead": 0.2})
         assert started.status_code == 202
@@ -274,7 +275,7 @@ def test_cancelling_a_running_training_stops_it_and_keeps_the_study_done(
     database_url: str, ray_address: str
 ) -> None:
     settings = Settings(database_url=database_url, ray_address=ray_address, poll_seconds=0.2)
-    with TestClient(create_app(settings)) as client:
+    with local_client(create_app(settings)) as client:
         study_id = client.post("/v1/studies", json=training_spec(target=0.00005)).json()["id"]
         client.post(f"/v1/studies/{study_id}/train", json={"max_iterations": 50_000})
         deadline = time.monotonic() + 240
