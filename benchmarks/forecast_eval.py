@@ -10,6 +10,10 @@ and the plan is trained *as planned* (its warm-up included) to the target on eve
 * width — p90 / p10;
 * bound held — truth ≥ the plan's measured lower bound (``evidence_seconds``), where it has one.
 
+Long scenarios also run ``ttc train`` on the probes' seed (the study is the same one): its ETA at
+the checkpoints nearest 25%, 50% and 75% of the run's iterations is scored against the run's own
+seconds left (|p50 − truth| / truth, and whether p10–p90 covered it).
+
     nice python benchmarks/forecast_eval.py --kind short,long [--scenarios a,b] [--truth-seeds 1,2,3]
         [--jobs 1] [--truth-cache truth_fe.json]
 
@@ -35,6 +39,9 @@ from worker.spec import load_spec
 
 sys.path.insert(0, str(Path(__file__).parent))
 from predictor_eval import RESULTS, SCENARIOS, Truth, held_out, run_ttc  # noqa: E402
+from train_eval import train  # noqa: E402
+
+ETA_SHARES = (0.25, 0.5, 0.75)  # shares of the run at which ttc train's ETA is scored
 
 
 def _score(predicted: dict[str, Any], truth: float | None) -> dict[str, Any]:
@@ -52,10 +59,32 @@ def _score(predicted: dict[str, Any], truth: float | None) -> dict[str, Any]:
     }
 
 
+def score_eta(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The training's ETA at 25/50/75% of its run against the seconds the run actually had left."""
+    eta = result.get("eta") or []
+    if not result.get("reached") or not eta:
+        return []
+    end = result["ttc_seconds"] - result["tuning_cluster_seconds"]  # the run's own seconds at the target
+    scored = []
+    for share in ETA_SHARES:
+        entry = min(eta, key=lambda e: abs(e["iteration"] - share * result["iterations"]))
+        truth = end - entry["seconds"]
+        p10, p50, p90 = entry["remaining_p10"], entry["remaining_p50"], entry["remaining_p90"]
+        scored.append({"share": share, "iteration": entry["iteration"], "truth": truth, "p50": p50,
+                       "error": abs(p50 - truth) / truth if p50 is not None and truth > 0 else None,
+                       "covered": p10 is not None and p10 <= truth <= (math.inf if p90 is None else p90)})
+    return scored
+
+
 def evaluate(name: str, kind: str, seeds: list[int], jobs: int, cache: Path | None) -> dict[str, Any]:
     spec = load_spec(SCENARIOS / kind / f"{name}.yaml")
     started = time.monotonic()
-    search, plan, _ = run_ttc(spec)
+    training = None
+    if kind == "long":  # the same study, then ttc train's run on the probes' seed for its ETA
+        _, plan, result = train(spec)
+        training = result.to_dict()
+    else:
+        _, plan, _ = run_ttc(spec)
     study_seconds = time.monotonic() - started
     truth = Truth(spec, seeds, jobs, cache)
     try:
@@ -75,6 +104,7 @@ def evaluate(name: str, kind: str, seeds: list[int], jobs: int, cache: Path | No
         "predicted": predicted, "confidence": public["confidence"], "target_position": public["target"],
         "width": (p90 / p10) if p90 is not None and p10 else None,
         "probe_cluster_seconds": plan.probe_cluster_seconds, "scores": scores,
+        "eta": score_eta(training) if training else [],
         "study_wall_seconds": study_seconds, "wall_seconds": time.monotonic() - started,
     }
 
@@ -96,7 +126,14 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
         "p90_open": sum(r["predicted"]["ttc_p90"] is None for r in results),
         "p50_missing": sum(r["predicted"]["ttc_p50"] is None for r in results),
         "bounds_held": f"{sum(bounds)}/{len(bounds)}",
+        "eta_median_error": {f"{share:.0%}": _median([e["error"] for r in results for e in r["eta"]
+                                                      if e["share"] == share]) for share in ETA_SHARES},
     }
+
+
+def _median(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
 
 
 def main() -> None:

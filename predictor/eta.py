@@ -16,10 +16,11 @@ from predictor.he_model import seconds_per_iteration
 from predictor.types import Prediction, ProbeResult, json_safe
 
 
-def eta_at(run: ProbeResult, tip: ProbeResult, target: float, tuning_seconds: float) -> dict[str, Any] | None:
+def eta_at(run: ProbeResult, tip: ProbeResult, target: float) -> dict[str, Any] | None:
     """The ETA entry at the end of ``run`` (the run's merged lineage; ``tip`` its last segment):
-    the iteration, the seconds so far (the run's own plus its tuning's cluster-seconds, as its
-    TTC counts them) and the p10/p50/p90 of the seconds left; None when the speed is unknown."""
+    the iteration, the run's own seconds so far (its tuning is counted apart, in the result's
+    ``tuning_cluster_seconds``) and the p10/p50/p90 of the run's seconds left; None when the speed
+    is unknown or the run has reached the target."""
     speed = seconds_per_iteration(tip)
     if speed is None or run.reached_iteration is not None:
         return None
@@ -29,5 +30,5 @@ def eta_at(run: ProbeResult, tip: ProbeResult, target: float, tuning_seconds: fl
     predicted = forecast(point, anchor, target).prediction
     quantiles = (predicted.ttc_low, predicted.ttc_seconds, predicted.ttc_high)
     left = [value - run.end_seconds for value in quantiles]
-    return json_safe({"iteration": run.end_iteration, "seconds": run.end_seconds + tuning_seconds,
+    return json_safe({"iteration": run.end_iteration, "seconds": run.end_seconds,
                       "remaining_p10": left[0], "remaining_p50": left[1], "remaining_p90": left[2]})

@@ -181,7 +181,7 @@ class TrainingPlanner:
             self.tuning.append(result)
         else:
             self.run.append(result)
-            entry = eta_at(self._view(), result, self.target, self.tuning_cluster_seconds())
+            entry = eta_at(self._view(), result, self.target)
             if entry is not None:
                 self.eta.append(entry)
         if self._replan is not None:

@@ -64,16 +64,24 @@ def test_studies_show_in_a_log_keeps_the_plan_and_table_whole(database_url: str,
     assert any(line.rstrip().endswith("(got 0) [type=x]") for line in lines), done.stdout  # not markup
 
 
-def test_a_plan_with_no_number_prints_how_long_its_run_was_measured(capsys: pytest.CaptureFixture[str]
-                                                                    ) -> None:
-    """No number, yet what was measured bounds it: the run takes longer than it ran without reaching."""
-    nothing = Prediction(math.inf, 0.0, math.inf, 1e-3, math.inf, 3250.0, 0.0321)
-    plan = Plan("s", LONG_PLAN_CONFIG, nothing, LONG_PLAN_CONFIG, math.inf, 9, 0.004,
-                confidence=Confidence("none", "the curve has not settled"))
+def test_a_plan_prints_its_forecast_with_its_measured_bound_and_spread(capsys: pytest.CaptureFixture[str]
+                                                                       ) -> None:
+    """A forecast is printed whatever its width (issue 34), with the measured lower bound, where the
+    width comes from, the confidence's reason and where the target sits."""
+    forecast = Prediction(0.09, 0.05, 0.2, 1e-3, 9000.0, 3250.0, 0.0321,
+                          sources=(("seed", 0.2), ("shape", 0.7), ("hardware", 0.1)))
+    plan = Plan("s", LONG_PLAN_CONFIG, forecast, LONG_PLAN_CONFIG, math.inf, 9, 0.004,
+                confidence=Confidence("none", "the curve has not settled"),
+                target={"value": 0.1, "after_knee": False, "reason": "target 0.1 is in the flat region",
+                        "suggested": {"value": 0.12, "ttc_p10": 0.03, "ttc_p50": 0.04, "ttc_p90": 0.05}})
     print_plan(plan.to_dict())
-    line = next(text for text in capsys.readouterr().out.splitlines() if "predicted" in text)
-    assert line == ("  predicted  no number (above 0.0321s: its run measured 3250 it without reaching the "
-                    "target): the curve has not settled")
+    lines = capsys.readouterr().out.splitlines()
+    assert ("  predicted  TTC 0.09s (p10–p90: 0.05s–0.2s) = 0.001 s/it × 9e+03 it; at least 0.0321s: "
+            "its run measured 3250 it without reaching the target") in lines
+    assert "  spread     from seed 20% · shape 70% · hardware 10%" in lines
+    assert "  confidence none: the curve has not settled" in lines
+    assert "  target     target 0.1 is in the flat region" in lines
+    assert "  suggested  target 0.12, after the knee: TTC 0.04s (p10–p90: 0.03s–0.05s)" in lines
 
 
 class FailingRunner:

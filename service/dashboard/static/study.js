@@ -36,15 +36,20 @@ function renderPlan({ study, plan }) {
   const p = plan.predicted, baseline = plan.baseline.predicted_ttc_seconds;
   const confidence = plan.confidence || { level: "low", reason: "" };
   const supported = p.ttc_seconds !== null && p.ttc_seconds !== undefined;
+  const top = p.ttc_high === null ? "open (the loss levelled off above the target)" : fmtSeconds(p.ttc_high);
+  const sources = p.sources ? " · spread from " + Object.entries(p.sources)
+    .map(([name, share]) => `${name} ${Math.round(share * 100)}%`).join(", ") : "";
+  const where = plan.target ? ` · ${plan.target.reason}` + (plan.target.suggested
+    ? `; after the knee: target ${plan.target.suggested.value}, TTC ${fmtSeconds(plan.target.suggested.ttc_p50)}` : "") : "";
   body.className = "plan";
   body.replaceChildren(
     supported
-      ? figure("Predicted TTC", fmtSeconds(p.ttc_seconds),
-        `80% interval ${fmtSeconds(p.ttc_low)} – ${fmtSeconds(p.ttc_high)} · ` +
-        `${fmtNumber(p.seconds_per_iteration)} s/it × ${fmtNumber(p.iterations)} it · confidence ${confidence.level}`)
-      : figure("Predicted TTC", beyondEvidence(confidence.reason), `no number: ${confidence.reason}` +
-        (p.evidence_seconds != null ? ` · above ${fmtSeconds(p.evidence_seconds)}: its run measured ` +
-          `${fmtNumber(p.evidence_iterations)} it without reaching the target` : "")),
+      ? figure("Forecast TTC (p50)", fmtSeconds(p.ttc_seconds),
+        `p10–p90 ${fmtSeconds(p.ttc_low)} – ${top} · ` +
+        `${fmtNumber(p.seconds_per_iteration)} s/it × ${fmtNumber(p.iterations)} it${sources} · ` +
+        `confidence ${confidence.level}: ${confidence.reason}` +
+        (p.evidence_seconds != null ? ` · at least ${fmtSeconds(p.evidence_seconds)} (measured)` : "") + where)
+      : figure("Forecast TTC", beyondEvidence(confidence.reason), `no forecast: ${confidence.reason}`),
     supported && baseline
       ? figure("Speedup over baseline", `${(baseline / p.ttc_seconds).toFixed(2)}×`,
         `baseline (sync) ${fmtSeconds(baseline)}`)

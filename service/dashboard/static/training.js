@@ -57,6 +57,21 @@ function phaseRow(phase, i) {
   );
 }
 
+/* One checkpoint's ETA: the forecast of the run's seconds left (p50, p10–p90). */
+function etaLabel(eta) {
+  const top = eta.remaining_p90 === null ? "open" : fmtSeconds(eta.remaining_p90);
+  return `${fmtSeconds(eta.remaining_p50)} left at iteration ${fmtNumber(eta.iteration)} ` +
+    `(p10–p90 ${fmtSeconds(eta.remaining_p10)} – ${top})`;
+}
+
+/* The run's latest ETA while it runs, and how it narrowed: every checkpoint's, oldest first. */
+function etaText(result) {
+  const etas = result.eta || [];
+  if (!etas.length) return "";
+  const history = ` · ETA by checkpoint: ${etas.map(etaLabel).join("; ")}`;
+  return result.reached ? history : ` · ETA ${etaLabel(etas.at(-1))}${history}`;
+}
+
 /* Draw (or hide) the training card; returns the chart, built once and updated in place. */
 function renderTraining(chart, data) {
   const training = data.training, card = document.getElementById("training-card");
@@ -72,7 +87,7 @@ function renderTraining(chart, data) {
       `At iteration ${fmtNumber(result.iterations)}, loss ${fmtNumber(result.final_loss, 4)}`) +
       ` · TTC ${fmtSeconds(result.ttc_seconds)} (tuning ${fmtSeconds(result.tuning_cluster_seconds)} of it)` +
       ` · ${result.phases.length} phase${result.phases.length === 1 ? "" : "s"}` +
-      (training.error ? ` · ${training.error}` : "");
+      etaText(result) + (training.error ? ` · ${training.error}` : "");
   }
   document.querySelector("#phases tbody").replaceChildren(...(result ? result.phases.map(phaseRow) : []));
   card.toggleAttribute("data-ready", Boolean(timeline && timeline.points.length));
