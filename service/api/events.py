@@ -3,7 +3,8 @@
 Events are rows, so the stream survives restarts: a client reconnects with ``Last-Event-ID`` (or
 ``?after=N``) and continues where it stopped. The stream ends after the study's final state, or
 after ``TTC_EVENT_STREAM_SECONDS`` (a connection is not held forever; the client reconnects). Open
-streams are capped per study and in all (``service.api.stream_slots``): past a cap, a 429.
+streams are capped per study and in all (``service.api.stream_slots``): past a cap, a 429. A
+stream outlives a database outage (it keeps polling, with keepalives); a new one meanwhile is a 503.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import StreamingResponse
+from sqlalchemy.exc import DBAPIError
 from starlette.concurrency import run_in_threadpool
 
 from service import crud
@@ -22,6 +24,7 @@ from service.api.deps import DatabaseDep, SettingsDep, StudyId, study_or_404
 from service.api.errors import NOT_FOUND, error_response
 from service.api.stream_slots import StreamSlots
 from service.db import TERMINAL_STATES, Database
+from service.db.outage import is_outage
 
 router = APIRouter(prefix="/v1/studies", tags=["studies"])
 
@@ -89,7 +92,12 @@ async def study_events(
                     yield ": keepalive\n\n"
                 await asyncio.sleep(0 if events else POLL_SECONDS)
                 quiet += POLL_SECONDS
-                events, state = await run_in_threadpool(_fetch, db, study_id, cursor)
+                try:
+                    events, state = await run_in_threadpool(_fetch, db, study_id, cursor)
+                except DBAPIError as exc:  # the database is away: hold the stream, poll again
+                    if not is_outage(exc):
+                        raise
+                    events = []
         finally:
             release()
 

@@ -15,8 +15,10 @@ from typing import Any
 import httpx
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy.exc import OperationalError
 
 from service import crud
+from service.api import events
 from service.app import create_app
 from service.db import TERMINAL_STATES, Database
 from service.orchestration import StudyRunner, dispose_optuna_storages
@@ -33,13 +35,36 @@ OUTAGE_SECONDS = 10.0
 
 def test_reads_answer_503_with_retry_after_while_the_database_is_away() -> None:
     nowhere = f"postgresql+psycopg2://postgres@127.0.0.1:{free_port()}/ttc"
-    client = TestClient(create_app(Settings(database_url=nowhere), run_studies=False))  # no start-up
+    app = create_app(Settings(database_url=nowhere), run_studies=False)
+    client = TestClient(app, base_url="http://127.0.0.1")  # no start-up: the database is away
     for path in ("/v1/studies", "/v1/studies/3f2a9c41d0b7", "/v1/studies/3f2a9c41d0b7/trials"):
         response = client.get(path)
         assert response.status_code == 503, (path, response.text)
         assert response.headers["Retry-After"] == "5"
         assert "database is unreachable" in response.json()["detail"]
     assert client.get("/healthz").status_code == 503
+
+
+def test_an_open_event_stream_outlives_an_outage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    answers = iter([
+        ([(1, "state", {"state": "running"})], "running"),
+        OperationalError("SELECT …", {}, Exception("server closed the connection unexpectedly")),
+        ([(2, "state", {"state": "done"})], "done"),
+        ([], "done"),
+    ])
+
+    def fetch(*_: object) -> tuple[list, str]:
+        answer = next(answers)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    monkeypatch.setattr(events, "_fetch", fetch)
+    app = create_app(Settings(database_url=f"sqlite:///{tmp_path / 'ttc.db'}"), run_studies=False)
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        stream = client.get("/v1/studies/3f2a9c41d0b7/events")
+    assert stream.status_code == 200
+    assert [line for line in stream.text.splitlines() if line.startswith("id:")] == ["id: 1", "id: 2"]
 
 
 def _plan(db: Database, study_id: str) -> dict[str, Any]:
