@@ -8,7 +8,7 @@ predictor.curve_families, each weighted by how well it predicts what it did not 
 1. every family is fitted to the first (1 − holdout) of the evidence (by iteration) and scored on
    the held-out rest: weight ∝ exp(−½·Σ r²/σ²), σ the noise of the best fit's residuals; families
    under MIN_WEIGHT are dropped, and the rest refitted on all the evidence;
-2. each family's parametric uncertainty is a Laplace approximation, θ ~ N(θ̂, INFLATION²·Σ) with Σ
+2. each family's parametric uncertainty is a Laplace approximation, θ ~ N(θ̂, inflation²·Σ) with Σ
    the covariance of the least-squares fit; every draw gives the iteration where its curve first
    reaches the target (∞ when it never does within HORIZON× the evidence); the draws are mixed by
    the family weights, and p10/p50/p90 read from the mixture;
@@ -27,20 +27,44 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from scipy import stats
 
-from predictor.curve_families import FAMILIES, CurveFit, fit_family
+from predictor.curve_families import FAMILIES, CurveFamily, CurveFit, fit_family
+from predictor.curve_priors import MAX_PRIORS, prior_member, prior_scores
 
 MIN_POINTS = 6  # fewer evaluations cannot hold out a tail and still fit four parameters
+WINDOW = 8.0  # the fit reads the evidence's last three doublings: the transient before is no family's
 MIN_HOLDOUT = 2
 MIN_WEIGHT = 1e-3
 OVERSAMPLE = 3  # Laplace draws made per draw kept (the implausible ones are replaced)
 HORIZON = 1e4  # crossings past HORIZON × the last evidence iteration count as never
 GRID = 400
 FLOOR_MARGIN = 0.1
-INFLATION = 1.0  # scale of the Laplace covariance (calibration: see tests/predictor/test_curve_ensemble.py)
+
+
+class Calibration(NamedTuple):
+    """The ensemble's two knobs, fitted on synthetic curves (benchmarks/curve_ensemble_calibration.py),
+    from a generator kept apart from the one the tests score coverage on.
+
+    ``inflation`` scales the Laplace draws' standard deviations: a fit's covariance is local and
+    ignores that the evidence is one seed. ``temperature`` divides the held-out log-likelihood: a
+    misfitting family's residuals on the tail are one systematic error, not independent checks, so
+    Σ r²/σ² over-counts the evidence against it. ``form`` is the model-form error no family's
+    parameters express: each drawn curve runs on a clock warped past the evidence's end K,
+    k → K·(k/K)^exp(η) with η ~ N(0, form²), so a crossing's distance in e-folds past the evidence,
+    ln(k*/K), is off by a factor e^±form (the extrapolation error grows with the extrapolation, as
+    FORM_SIGMA's prior in predictor.se_model).
+    """
+
+    inflation: float = 1.0
+    temperature: float = 1.0
+    form: float = 0.0
+
+
+CALIBRATION = Calibration()
 NOISE_FLOOR = 1e-4  # relative: a noise-free curve still gets a finite σ
 
 
@@ -92,6 +116,7 @@ class Ensemble:
     losses: np.ndarray
     floor_max: float | None = None  # the cap on every floor (loss units); None when levelled above
     seed: int = 0
+    calibration: Calibration = CALIBRATION
 
     @property
     def evidence_until(self) -> float:
@@ -107,41 +132,62 @@ class Ensemble:
         """(samples, len(k)) equally weighted draws of the mean loss curve at iterations ``k``."""
         rng = np.random.default_rng(self.seed if seed is None else seed)
         k = np.asarray(k, dtype=float)
-        rows = [self.fits[name].loss(k, _draws(self.fits[name], count, rng, self.iterations, self.losses))
-                for name, count in _allocation(self.weights, samples).items() if count > 0]
-        with np.errstate(all="ignore"):
-            return np.vstack(rows)
+        end, rows = self.evidence_until, []
+        for name, count in _allocation(self.weights, samples).items():
+            if count == 0:
+                continue
+            inflation = self.calibration.inflation
+            theta = _draws(self.fits[name], count, rng, self.iterations, self.losses, inflation)
+            warp = np.exp(rng.normal(0.0, self.calibration.form, (count, 1)))
+            warp[0] = 1.0  # the point fit, unwarped
+            with np.errstate(all="ignore"):
+                clock = np.where(k > end, end * np.power(np.maximum(k, end) / end, warp), k)  # (count, n)
+                rows.append(self.fits[name].loss(clock, theta))
+        return np.vstack(rows)
 
 
 def fit_ensemble(iterations: Sequence[float], losses: Sequence[float], target: float, *,
                  holdout: float = 0.3, seed: int = 0,
-                 prior_curves: Sequence[Sequence[tuple[float, float]]] = ()) -> Ensemble | None:
+                 prior_curves: Sequence[Sequence[tuple[float, float]]] = (),
+                 calibration: Calibration = CALIBRATION) -> Ensemble | None:
     """Weight the families on a held-out tail and refit the kept ones on all the evidence.
 
     None when there are fewer than MIN_POINTS evaluations or no family fits. Raises ValueError on
     input no curve could mean (mismatched lengths, a non-positive target or loss, ``holdout``
-    outside [0, 0.8)). ``prior_curves`` (finished runs of the same workload, lists of
-    (iteration, loss)) are not used yet.
+    outside [0, 0.8)). ``prior_curves`` are finished runs of the same workload, lists of
+    (iteration, loss), most recent first: extra members and a test of the families
+    (predictor.curve_priors).
     """
     k, y = _validated(iterations, losses, target, holdout)
+    k, y = _window(k, y)
     if len(k) < MIN_POINTS:
         return None
     levelled = levelled_above(k, y, target)
     floor_max = None if levelled else target * (1.0 - FLOOR_MARGIN)
     scales = {"k_scale": float(k[-1]), "loss_scale": float(y.max())}
-    log_weights = _holdout_scores(k, y, holdout, floor_max, scales)
+    members = dict(FAMILIES)
+    for index, curve in enumerate(list(prior_curves)[:MAX_PRIORS]):
+        member = prior_member(curve, scales["k_scale"], f"prior_{index + 1}")
+        if member is not None:
+            members[member.name] = member
+    log_weights, held_out = _holdout_scores(members, k, y, holdout, floor_max, scales)
+    scores, used = prior_scores(prior_curves, (float(k[-1]) / WINDOW, float(k[-1])), held_out, floor_max)
+    perfect = -0.5 * held_out * used  # what a member that predicts each prior's tail within its noise scores
+    log_weights = {name: (score + scores.get(name, perfect)) / calibration.temperature
+                   for name, score in log_weights.items()}
     kept = _normalised(log_weights)
-    fits = {name: fit_family(FAMILIES[name], k, y, floor_max=floor_max, **scales) for name in kept}
+    fits = {name: fit_family(members[name], k, y, floor_max=floor_max, **scales) for name in kept}
     weights = _normalised({name: log_weights[name] for name, fit in fits.items() if fit is not None})
     if not weights:
         return None
     fits = {name: fits[name] for name in weights}
-    return Ensemble(fits, weights, levelled, _noise(fits, weights, k, y), k, y, floor_max, seed)
+    return Ensemble(fits, weights, levelled, _noise(fits, weights, k, y), k, y, floor_max, seed, calibration)
 
 
 def forecast_crossing(iterations: Sequence[float], losses: Sequence[float], target: float, *,
                       holdout: float = 0.3, samples: int = 400, seed: int = 0,
-                      prior_curves: Sequence[Sequence[tuple[float, float]]] = ()) -> CrossingForecast | None:
+                      prior_curves: Sequence[Sequence[tuple[float, float]]] = (),
+                      calibration: Calibration = CALIBRATION) -> CrossingForecast | None:
     """Forecast the iteration where ``losses`` (at ``iterations`` ≥ 1) first reach ``target``.
 
     The ensemble of ``fit_ensemble`` (same arguments, same None and ValueError), ``samples`` draws
@@ -150,19 +196,16 @@ def forecast_crossing(iterations: Sequence[float], losses: Sequence[float], targ
     """
     if samples < 1:
         raise ValueError(f"samples must be at least 1, got {samples!r}")
-    ensemble = fit_ensemble(iterations, losses, target, holdout=holdout, seed=seed, prior_curves=prior_curves)
+    ensemble = fit_ensemble(iterations, losses, target, holdout=holdout, seed=seed, prior_curves=prior_curves,
+                            calibration=calibration)
     if ensemble is None:
         return None
-    k = ensemble.iterations
-    grid = np.geomspace(k[0], k[-1] * HORIZON, GRID)
-    draws = _crossings(ensemble.curves(grid, samples), grid, target)
-    unreached = float(np.mean(~np.isfinite(draws)))
+    grid = _grid(ensemble)
+    draws, unreached = crossing_draws(ensemble, target, samples)
     notes = []
     if not ensemble.levelled_above and 0.0 < unreached < 1.0:
-        draws = draws[np.isfinite(draws)]
         notes.append(f"{unreached:.0%} of the draws never reached the target within {HORIZON:g}× the "
                      "evidence; dropped, since the curve is still falling")
-    draws = np.sort(draws)
     weights = np.full(len(draws), 1.0 / len(draws))
     p10, p50, p90 = (_weighted_quantile(draws, weights, q) for q in (0.1, 0.5, 0.9))
     return CrossingForecast(
@@ -171,6 +214,25 @@ def forecast_crossing(iterations: Sequence[float], losses: Sequence[float], targ
         levelled_above=ensemble.levelled_above, unreached_weight=unreached,
         evidence_until=ensemble.evidence_until, notes=tuple(notes),
     )
+
+
+def crossing_draws(ensemble: Ensemble, target: float, samples: int = 400,
+                   seed: int | None = None) -> tuple[np.ndarray, float]:
+    """Sorted crossing iterations of ``samples`` mean-curve draws, and the share that never reached
+    the target within HORIZON× the evidence: dropped unless the curve levelled off above the target
+    (then they stay, as inf), and kept as inf when no draw reaches it at all."""
+    grid = _grid(ensemble)
+    draws = _crossings(ensemble.curves(grid, samples, seed), grid, target)
+    reached = np.isfinite(draws)
+    unreached = float(np.mean(~reached))
+    if not ensemble.levelled_above and reached.any():
+        draws = draws[reached]
+    return np.sort(draws), unreached
+
+
+def _grid(ensemble: Ensemble) -> np.ndarray:
+    k = ensemble.iterations
+    return np.geomspace(k[0], k[-1] * HORIZON, GRID)
 
 
 def levelled_above(k: np.ndarray, losses: np.ndarray, target: float) -> bool:
@@ -208,22 +270,31 @@ def _validated(iterations, losses, target, holdout) -> tuple[np.ndarray, np.ndar
     return k[order], y[order]
 
 
-def _holdout_scores(k, y, holdout, floor_max, scales) -> dict[str, float]:
-    """Log-weight per family: −½·Σ r²/σ² over the held-out tail (0 for all without one)."""
+def _window(k: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The evidence's last WINDOW-fold of iterations (at least its last MIN_POINTS evaluations)."""
+    inside = k >= k[-1] / WINDOW
+    inside[-MIN_POINTS:] = True
+    return k[inside], y[inside]
+
+
+def _holdout_scores(members: dict[str, CurveFamily], k: np.ndarray, y: np.ndarray, holdout: float,
+                    floor_max: float | None, scales: dict[str, float]) -> tuple[dict[str, float], int]:
+    """Log-weight per member, −½·Σ r²/σ² over the held-out tail (0 for all without one), and the
+    number of held-out points."""
     split = k[0] + (1.0 - holdout) * (k[-1] - k[0])
     train = k <= split
     if train.sum() < MIN_POINTS or (~train).sum() < MIN_HOLDOUT:
-        return dict.fromkeys(FAMILIES, 0.0)
+        return dict.fromkeys(members, 0.0), 0
     fits = {name: fit_family(family, k[train], y[train], floor_max=floor_max, **scales)
-            for name, family in FAMILIES.items()}
+            for name, family in members.items()}
     fits = {name: fit for name, fit in fits.items() if fit is not None}
     if not fits:
-        return {}
-    sigma = max(min(fit.residual_rms for fit in fits.values()), NOISE_FLOOR * scales["loss_scale"])
+        return {}, 0
+    sigma = max(min(fit.residual_rms for fit in fits.values()), NOISE_FLOOR)
     with np.errstate(all="ignore"):
-        scores = {name: -0.5 * float(np.sum((fit.loss(k[~train]) - y[~train]) ** 2)) / sigma**2
+        scores = {name: -0.5 * float(np.sum((fit.loss(k[~train]) / y[~train] - 1.0) ** 2)) / sigma**2
                   for name, fit in fits.items()}
-    return {name: score for name, score in scores.items() if math.isfinite(score)}
+    return {name: score for name, score in scores.items() if math.isfinite(score)}, int((~train).sum())
 
 
 def _normalised(log_weights: dict[str, float]) -> dict[str, float]:
@@ -247,20 +318,21 @@ def _allocation(weights: dict[str, float], samples: int) -> dict[str, int]:
     return counts
 
 
-def _draws(fit: CurveFit, count: int, rng: np.random.Generator, k: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """θ̂ and count − 1 Laplace draws θ ~ N(θ̂, INFLATION²·Σ), clipped to the fit's bounds: (count, p).
+def _draws(fit: CurveFit, count: int, rng: np.random.Generator, k: np.ndarray, y: np.ndarray,
+           inflation: float) -> np.ndarray:
+    """θ̂ and count − 1 Laplace draws θ ~ N(θ̂, inflation²·Σ), clipped to the fit's bounds: (count, p).
 
     The Laplace approximation is only local: a draw whose residual sum of squares on the evidence
-    exceeds the fit's by more than the 99% quantile of INFLATION²·σ²·χ²_p (what a draw from the
+    exceeds the fit's by more than the 99% quantile of inflation²·σ²·χ²_p (what a draw from the
     approximation should add) is one the evidence rules out, and is replaced by another.
     """
     p = len(fit.theta)
-    theta = rng.multivariate_normal(fit.theta, INFLATION**2 * fit.covariance, size=OVERSAMPLE * count,
+    theta = rng.multivariate_normal(fit.theta, inflation**2 * fit.covariance, size=OVERSAMPLE * count,
                                     check_valid="ignore", method="eigh")
     theta = np.clip(theta, fit.lower, fit.upper)
     with np.errstate(all="ignore"):
-        excess = np.sum((fit.loss(k, theta) - y) ** 2, axis=1) - np.sum((fit.loss(k) - y) ** 2)
-    allowed = INFLATION**2 * fit.residual_rms**2 * stats.chi2.ppf(0.99, p)
+        excess = np.sum((fit.loss(k, theta) / y - 1.0) ** 2, axis=1) - np.sum((fit.loss(k) / y - 1.0) ** 2)
+    allowed = inflation**2 * fit.residual_rms**2 * stats.chi2.ppf(0.99, p)
     plausible = theta[np.isfinite(excess) & (excess <= allowed)]
     if len(plausible) < count - 1:
         plausible = plausible[rng.integers(len(plausible), size=count - 1)] if len(plausible) else \

@@ -48,7 +48,8 @@ class CurveFamily:
     ``f(x, *θ)`` is the curve in its own parameters θ; ``shape_grid(x)`` gives candidate φ (M, q),
     ``basis(x, φ)`` the curves g for all of them (M, n), and ``theta(c, A, φ)`` maps back to θ
     (M, p). ``floor_index`` names θ's floor c (None: the family falls to zero, or its floor is a
-    function of θ that ``floor`` computes).
+    function of θ that ``floor`` computes); ``offset_index`` names an additive constant that is not
+    the floor (a prior curve's offset, predictor.curve_priors), profiled like c.
     """
 
     name: str
@@ -60,13 +61,20 @@ class CurveFamily:
     shape_grid: Callable[[np.ndarray], np.ndarray]
     basis: Callable[[np.ndarray, np.ndarray], np.ndarray]
     theta: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+    offset_index: int | None = None
+
+    @property
+    def constant_index(self) -> int | None:
+        """The additive constant c of y = c + A·g, solved in closed form by the profile."""
+        return self.floor_index if self.offset_index is None else self.offset_index
 
     def __call__(self, x: np.ndarray, theta: np.ndarray) -> np.ndarray:
-        """Vectorised: ``theta`` of shape (p,) or (S, p) gives shape x.shape or (S, len(x))."""
+        """Vectorised: ``theta`` of shape (p,) gives x.shape; (S, p) gives (S, n) for x of shape (n,)
+        or (S, n) (a row of x per draw)."""
         theta = np.asarray(theta, dtype=float)
         if theta.ndim == 1:
             return self.f(x, *theta)
-        return self.f(x[None, :], *(column[:, None] for column in theta.T))
+        return self.f(x if x.ndim == 2 else x[None, :], *(column[:, None] for column in theta.T))
 
 
 def _floor_c(theta: np.ndarray) -> np.ndarray:
@@ -221,7 +229,7 @@ class CurveFit:
     covariance: np.ndarray
     k_scale: float
     loss_scale: float
-    residual_rms: float  # in loss units, with n − p degrees of freedom
+    residual_rms: float  # relative to the loss, with n − p degrees of freedom
     lower: np.ndarray  # θ's bounds as fitted (the floor capped), for draws around θ
     upper: np.ndarray
 
@@ -246,22 +254,27 @@ def _bounds(family: CurveFamily, floor_max: float | None, loss_scale: float,
     return lower, upper
 
 
-def profiled_start(family: CurveFamily, x: np.ndarray, y: np.ndarray, floor_cap: float) -> np.ndarray | None:
+def profiled_start(family: CurveFamily, x: np.ndarray, y: np.ndarray,
+                   constant_range: tuple[float, float]) -> np.ndarray | None:
     """The best θ over the family's φ grid, (c, A) solved in closed form for each; None if none fits.
 
-    c is clipped to [0, floor_cap] and A re-solved for the clipped c; A must be positive.
+    Weighted least squares on relative residuals (weights 1/y²); c is clipped to ``constant_range``
+    and A re-solved for the clipped c; A must be positive.
     """
     phi = family.shape_grid(x)
+    weight = 1.0 / y**2
+    weight = weight / weight.sum()
     with np.errstate(all="ignore"):
         g = family.basis(x, phi)  # (M, n)
-        if family.floor_index is None:
+        if family.constant_index is None:
             c = np.zeros(len(phi))
         else:
-            g_mean, y_mean = g.mean(axis=1), y.mean()
-            slope = ((g - g_mean[:, None]) @ (y - y_mean)) / np.sum((g - g_mean[:, None]) ** 2, axis=1)
-            c = np.clip(y_mean - slope * g_mean, 0.0, floor_cap)
-        amplitude = np.sum(g * (y - c[:, None]), axis=1) / np.sum(g * g, axis=1)
-        sse = np.sum((c[:, None] + amplitude[:, None] * g - y) ** 2, axis=1)
+            g_mean, y_mean = g @ weight, float(y @ weight)
+            centred = g - g_mean[:, None]
+            slope = (centred * weight) @ (y - y_mean) / np.sum(centred**2 * weight, axis=1)
+            c = np.clip(y_mean - slope * g_mean, *constant_range)
+        amplitude = np.sum(weight * g * (y - c[:, None]), axis=1) / np.sum(weight * g * g, axis=1)
+        sse = np.sum(weight * (c[:, None] + amplitude[:, None] * g - y) ** 2, axis=1)
     sse[~(np.isfinite(sse) & (amplitude > 0.0))] = np.inf
     if not np.isfinite(sse.min()):
         return None
@@ -271,13 +284,14 @@ def profiled_start(family: CurveFamily, x: np.ndarray, y: np.ndarray, floor_cap:
     return theta if np.all(np.isfinite(theta)) else None
 
 
-def _jacobian(family: CurveFamily, x: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
-    """Forward differences in one vectorised call (θ and its p nudges as a (p+1, p) stack)."""
+def _jacobian(family: CurveFamily, x: np.ndarray, y: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """Of the relative residuals, by forward differences in one vectorised call (θ and its p
+    nudges as a (p+1, p) stack)."""
 
     def jacobian(theta: np.ndarray) -> np.ndarray:
         steps = 1e-7 * np.maximum(np.abs(theta), 1.0)
         curves = family(x, np.vstack([theta, theta + np.diag(steps)]))  # (p+1, n)
-        return ((curves[1:] - curves[0]) / steps[:, None]).T  # (n, p)
+        return ((curves[1:] - curves[0]) / steps[:, None] / y).T  # (n, p)
 
     return jacobian
 
@@ -287,21 +301,26 @@ def fit_family(family: CurveFamily, k: np.ndarray, losses: np.ndarray, *, k_scal
                start: np.ndarray | None = None) -> CurveFit | None:
     """Least squares from the profiled start (or ``start``); None when the fit fails. Never raises.
 
-    ``floor_max`` (loss units) caps the floor parameter, so that a curve still falling is not given
-    a floor its evidence cannot show; the floor is always capped at the lowest loss seen.
+    The residuals are relative, (l(k) − loss)/loss: a loss's noise scales with its level
+    (predictor.se_model), and an absolute fit would spend itself on the early, high part of the curve
+    instead of the late part that the extrapolation continues. ``floor_max`` (loss units) caps the
+    floor parameter, so that a curve still falling is not given a floor its evidence cannot show;
+    the floor is always capped at the lowest loss seen.
     """
     x, y = k / k_scale, losses / loss_scale
     lower, upper = _bounds(family, floor_max, loss_scale, y)
-    floor_cap = upper[family.floor_index] if family.floor_index is not None else 0.0
-    theta0 = profiled_start(family, x, y, floor_cap) if start is None else start
+    index = family.constant_index
+    constant_range = (0.0, 0.0) if index is None else (lower[index], upper[index])
+    theta0 = profiled_start(family, x, y, constant_range) if start is None else start
     if theta0 is None:
         return None
     span = upper - lower
     theta0 = np.clip(theta0, lower + 1e-9 * np.minimum(span, 1.0), upper - 1e-9 * np.minimum(span, 1.0))
     with np.errstate(all="ignore"):
         try:
-            result = least_squares(lambda theta: family(x, theta) - y, theta0, jac=_jacobian(family, x),
-                                   bounds=(lower, upper), method="trf", x_scale="jac", max_nfev=MAX_STEPS)
+            result = least_squares(lambda theta: family(x, theta) / y - 1.0, theta0,
+                                   jac=_jacobian(family, x, y), bounds=(lower, upper), method="trf",
+                                   x_scale="jac", max_nfev=MAX_STEPS)
         except (ValueError, FloatingPointError, np.linalg.LinAlgError):
             return None
     if not np.all(np.isfinite(result.fun)) or not np.all(np.isfinite(result.jac)):
@@ -311,5 +330,4 @@ def fit_family(family: CurveFamily, k: np.ndarray, losses: np.ndarray, *, k_scal
     covariance = variance * np.linalg.pinv(result.jac.T @ result.jac)
     if not np.all(np.isfinite(covariance)):
         return None
-    return CurveFit(family, result.x, covariance, k_scale, loss_scale, math.sqrt(variance) * loss_scale,
-                    lower, upper)
+    return CurveFit(family, result.x, covariance, k_scale, loss_scale, math.sqrt(variance), lower, upper)
