@@ -86,7 +86,8 @@ class SimulatedCluster(Cluster):
         return list(range(count))
 
     def spans_nodes(self, devices: list[int]) -> bool:
-        return len({device // self.hardware.cluster.devices_per_node for device in devices}) > 1
+        per_node = self.hardware.cluster.devices_per_node
+        return min(devices) // per_node != max(devices) // per_node
 
     def compute(
         self, model: torch.nn.Module, index: torch.Tensor, devices: list[int], sizes: list[int] | None = None,

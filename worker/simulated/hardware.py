@@ -36,6 +36,8 @@ class Hardware:
         self.storage = StorageProfile()
         self._slow_until: dict[int, int] = {}
         self._device_steps: dict[int, int] = {}
+        speeds = cluster.node_speed
+        self._node_speed = np.ones(cluster.nodes) if speeds is None else np.array(speeds, dtype=float)
 
     def state(self) -> dict[str, Any]:
         """The random state (jitter and disturbances): a resumed run draws what it would have."""
@@ -60,14 +62,26 @@ class Hardware:
             d.peak_flops * efficiency
         )
 
-    def device_speed(self, device: int, at_seconds: float = 0.0) -> float:
-        return self.cluster.speed_of_node(device // self.cluster.devices_per_node, at_seconds)
+    def node_speeds(self, at_seconds: float = 0.0) -> np.ndarray:
+        """Every node's speed at ``at_seconds`` (``ClusterSpec.speed_of_node`` for all nodes at
+        once: a step of thousands of devices asks for each of them)."""
+        throttle = self.cluster.throttle
+        if throttle is None:
+            return self._node_speed
+        speeds = self._node_speed.copy()
+        speeds[throttle.node] = self.cluster.speed_of_node(throttle.node, at_seconds)
+        return speeds
 
     def compute_seconds(self, batches: list[int], devices: list[int], at_seconds: float = 0.0) -> np.ndarray:
         """Jittered compute seconds of each device for its batch this step (stragglers included),
         for a step that starts ``at_seconds`` into the run."""
-        base = np.array([self.base_compute_seconds(b) for b in batches])
-        speed = np.array([self.device_speed(d, self.origin_seconds + at_seconds) for d in devices])
+        if len(set(batches)) == 1:  # the usual case: one size for every device
+            base: np.ndarray | float = self.base_compute_seconds(batches[0])
+        else:
+            sizes, inverse = np.unique(np.asarray(batches), return_inverse=True)
+            base = np.array([self.base_compute_seconds(int(b)) for b in sizes])[inverse]
+        nodes = np.asarray(devices) // self.cluster.devices_per_node
+        speed = self.node_speeds(self.origin_seconds + at_seconds)[nodes]
         noise = np.exp(self.rng.normal(0.0, self.cluster.jitter, len(devices)))
         return base / speed * noise * self._disturbance(devices)
 

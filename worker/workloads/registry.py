@@ -9,6 +9,7 @@ from collections.abc import Callable
 from worker.workloads.base import Workload
 from worker.workloads.charlm import charlm
 from worker.workloads.digits import digits_cnn, digits_mlp
+from worker.workloads.million import million_regression
 from worker.workloads.teacher import plateau_committee, teacher_classification, teacher_regression
 
 WorkloadFactory = Callable[[int], Workload]
@@ -21,6 +22,7 @@ BUILTIN: dict[str, WorkloadFactory] = {
     "teacher-regression": teacher_regression,
     "teacher-classification": teacher_classification,
     "plateau-committee": plateau_committee,
+    "million-regression": million_regression,
 }
 
 
