@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import pytest
+import yaml
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
@@ -53,8 +54,8 @@ def test_specs_that_cannot_run_are_422_naming_the_field(api: TestClient, path: t
 
 @pytest.mark.parametrize(("path", "value"), VALIDATED_THEN_FAILED)
 def test_ttc_tune_exits_2_naming_the_field(tmp_path, path: tuple[str, ...], value: object) -> None:  # type: ignore[no-untyped-def]
-    spec = tmp_path / "spec.json"
-    spec.write_text(json.dumps(_spec_with(path, value)))
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump(_spec_with(path, value)))  # 5.0e-324: YAML reads 5e-324 as a string
     result = CliRunner().invoke(cli.app, ["tune", str(spec)])
     assert result.exit_code == 2, result.output
     assert path[-1] in result.output
