@@ -433,6 +433,13 @@ class ColdStartSearch:
         # and Omnivore's first asynchronous step of the cheaper of them (g is the knob Omnivore
         # tunes first): where the warm-up used the budget, this batch is the study's last
         first += [self._fork(c) for c in first_async_steps(self.recipe or base, space)]
+        # and the warm-up's neighbouring rates on its own device: the sweep ranked rates on a curve
+        # still in its transient, which cannot rank them (issue 34: a rate 3× higher, dropped after
+        # 40 iterations from scratch, reached the target 1.7× sooner); here they are compared where
+        # the long run spends its time, at a device's cost each
+        if self.warmup_config is not None:
+            first += [self._fork(self.warmup_config.replace(lr=lr))
+                      for lr in adjacent(sorted(space.learning_rates), self.warmup_config.lr)]
         yield first
         tip = self.lineages.tip(self.fork.key, base.key()) if timed else None
         if tip is not None and not tip.diverged and self._worth([base], length - tip.iterations):
@@ -594,6 +601,13 @@ class ColdStartSearch:
 
     def _baseline_key(self) -> str | None:
         return self.baseline.key() if self.baseline else None
+
+
+def adjacent(values: list[float] | list[int], current: float) -> list:  # type: ignore[type-arg]
+    """The values next to ``current`` in a sorted list (below and above)."""
+    below = [v for v in values if v < current]
+    above = [v for v in values if v > current]
+    return ([below[-1]] if below else []) + ([above[0]] if above else [])
 
 
 def timing_length(budget: Budget) -> int:

@@ -46,7 +46,7 @@ from predictor.lineages import merge
 from predictor.plan_choice import CHANGE_MARGIN
 from predictor.reference_curve import ReferenceCurve
 from predictor.se_model import Z80
-from predictor.search import ColdStartSearch, timing_length
+from predictor.search import ColdStartSearch, adjacent, timing_length
 from predictor.speed_first import by_speed, level_above, rest_of_run, unresolved
 from predictor.ttc_model import ForkPoint, TtcModel, conservative, dynamics_class, finished
 from predictor.types import Config, Prediction, ProbeRequest, ProbeResult, json_safe
@@ -303,8 +303,8 @@ class TrainingPlanner:
         moves += self._group_moves(config)
         moves += [config.replace(lr=config.lr * f) for f in self._rate_steps(config)
                   if lrs[0] / 3 <= config.lr * f <= lrs[-1] * 3]
-        moves += [config.replace(momentum=m) for m in _adjacent(momenta, config.momentum)]
-        for batch in _adjacent(sorted(space.batch_sizes), config.batch_size):
+        moves += [config.replace(momentum=m) for m in adjacent(momenta, config.momentum)]
+        for batch in adjacent(sorted(space.batch_sizes), config.batch_size):
             moved = config.replace(batch_size=batch)  # as a node move: the rate scaled, then the same
             moves += [moved.replace(lr=config.lr * batch / config.batch_size), moved]
         if config.strategy == "daso":
@@ -312,7 +312,7 @@ class TrainingPlanner:
             moves += [config.replace(options={**config.options, "max_global_skips": s})
                       for s in (skips // 2, skips * 2) if s >= 1]
         allocation = []
-        for nodes in _adjacent(space.node_counts(), config.nodes):
+        for nodes in adjacent(space.node_counts(), config.nodes):
             if config.groups == 1 or (nodes * config.devices_per_node) % config.groups == 0:
                 moved = config.replace(nodes=nodes)  # the global batch scales with the nodes
                 # the rate scaled with it first: the noise temperature, and so the floor, held
@@ -456,10 +456,3 @@ def sooner(gain: float) -> str:
     if gain < 0.5:
         return f"{gain:.0%} sooner than continuing"
     return f"in {1 - gain:.2g}× the time continuing would take"
-
-
-def _adjacent(values: list[float] | list[int], current: float) -> list:  # type: ignore[type-arg]
-    """The values next to ``current`` in a sorted list (below and above)."""
-    below = [v for v in values if v < current]
-    above = [v for v in values if v > current]
-    return ([below[-1]] if below else []) + ([above[0]] if above else [])

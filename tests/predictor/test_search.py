@@ -20,7 +20,7 @@ from predictor.he_model import HeParams, Topology, step_seconds
 from predictor.no_number import plan_without_prediction, with_measured_bound
 from predictor.plan_choice import CHANGE_MARGIN
 from predictor.regime import Regime, RegimeReading
-from predictor.search import WARMUP_MIN_PROBES, ColdStartSearch, timing_length
+from predictor.search import WARMUP_MIN_PROBES, ColdStartSearch, adjacent, timing_length
 from predictor.types import Budget, Config, Plan, Prediction, ProbeRequest, ProbeResult, SearchSpace
 
 HARDWARE = HeParams(alpha_c=1e-3, beta_c=2e-5, theta_intra=1e-4, lat_intra=1e-6, theta_inter=2e-3,
@@ -195,15 +195,17 @@ def test_a_job_the_evidence_shows_short_is_not_worth_tuning_before_any_probe_rea
 def test_value_of_information_stops_probing_when_no_candidate_can_pay() -> None:
     """With a target so near that any probe costs more than it could save, nothing is forked beyond
     what every plan is measured against: the baseline, the recipe on its node, the warm-up continued
-    on its device (and at the largest batch), and the recipe's first asynchronous step (Omnivore's
-    g = 2)."""
+    on its device (and at the largest batch, and at its neighbouring rates), and the recipe's first
+    asynchronous step (Omnivore's g = 2)."""
     near = run_search(Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=40, max_overhead=1e-4))
     forks = {r.config.key() for r in near.probes if near.fork and r.parent == near.fork.key}
     assert near.baseline is not None and near.warmup_config is not None and near.recipe is not None
     steps = {c.key() for c in first_async_steps(near.recipe, near.space)}
+    rates = {near.warmup_config.replace(lr=lr).key()
+             for lr in adjacent(sorted(SPACE.learning_rates), near.warmup_config.lr)}
     own = {near.baseline.key(), near.recipe.key(), near.warmup_config.key(),
            near.warmup_config.replace(batch_size=max(SPACE.batch_sizes)).key()}
-    assert steps and forks <= own | steps
+    assert steps and forks <= own | steps | rates
 
 
 def test_the_first_forks_carry_the_recipes_first_asynchronous_step_and_its_largest_batch() -> None:
@@ -222,6 +224,21 @@ def test_the_first_forks_carry_the_recipes_first_asynchronous_step_and_its_large
     assert steps and steps <= first_batch
     assert search.warmup_config is not None and search.warmup_config.batch_size == 64
     assert search.warmup_config.replace(batch_size=256).key() in first_batch
+
+
+def test_the_first_forks_compare_the_warm_ups_neighbouring_rates_past_the_transient() -> None:
+    """The sweep ranks rates on curves still in their transient, which cannot rank them (issue 34):
+    the warm-up's neighbouring rates are forked from its checkpoint, on its own device, in the first
+    fork batch, so no rate is dropped on its first probe from scratch alone."""
+    search, cluster, first_batch = ColdStartSearch(SPACE, LONG, 0.03), SyntheticCluster(), None
+    while requests := search.ask():
+        if first_batch is None and search.fork is not None:
+            first_batch = {r.config.key() for r in requests if r.parent == search.fork.key}
+        for request in requests:
+            search.tell(cluster.run(request, 0.03))
+    assert first_batch is not None and search.warmup_config is not None
+    neighbours = adjacent(sorted(SPACE.learning_rates), search.warmup_config.lr)
+    assert neighbours and {search.warmup_config.replace(lr=lr).key() for lr in neighbours} <= first_batch
 
 
 def test_the_plan_changes_the_baseline_only_for_a_5_percent_win(search: ColdStartSearch) -> None:
