@@ -19,6 +19,7 @@ from predictor.one_probe import predict_from_probe
 from predictor.types import Phase
 from service import crud
 from service.db import Database
+from worker.errors import cluster_fault
 from worker.launcher import ProbeLauncher
 from worker.probe import target_value
 from worker.spec import ConfigSpec, Spec, format_validation_error
@@ -181,7 +182,8 @@ def predict_config(spec: Spec, configs: list[Config], ray_address: str | None) -
             "predicted": prediction.to_dict() if prediction else None,
             "confidence": {"level": confidence.level, "reason": confidence.reason},
             "probe": {"iterations": result.iterations, "seconds": result.seconds,
-                      "final_loss": result.final_loss, "diverged": result.diverged, "error": result.error},
+                      "final_loss": result.final_loss, "diverged": result.diverged, "error": result.error,
+                      "cluster_fault": bool(result.error) and cluster_fault(result.error)},
         }
     return [predictions[c.key()] for c in configs]
 

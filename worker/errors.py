@@ -37,3 +37,12 @@ def describe_error(exc: BaseException) -> str:
     else:
         message = " | ".join(line.strip() for line in str(cause).splitlines() if line.strip())
     return f"{type(cause).__name__}: {message}"[:MAX_CHARACTERS]
+
+
+def cluster_fault(error: str) -> bool:
+    """A ``describe_error`` line names one of Ray's own failures (a worker or node died, a task
+    could not be scheduled): the cluster failed the work, not the work's own code, which Ray
+    reports as the cause of a ``RayTaskError`` and so under the cause's own type."""
+    kind = getattr(ray.exceptions, error.split(":", 1)[0].strip(), None)
+    return (isinstance(kind, type) and issubclass(kind, ray.exceptions.RayError)
+            and not issubclass(kind, ray.exceptions.RayTaskError))

@@ -52,22 +52,12 @@ def failed_probes(predictions: list[dict[str, Any]]) -> None:
     the Ray cluster failed it (a worker or node died, a task could not be scheduled), which a
     retry may mend; a 422 naming the config when the probe's own code refused it (the config
     cannot run), which no retry will."""
-    failed = [(index, p["probe"]["error"]) for index, p in enumerate(predictions) if p["probe"].get("error")]
-    cluster = [f"configs[{index}]: {error}" for index, error in failed if cluster_fault(error)]
+    failed = [(index, p["probe"]) for index, p in enumerate(predictions) if p["probe"].get("error")]
+    cluster = [f"configs[{index}]: {probe['error']}" for index, probe in failed if probe.get("cluster_fault")]
     if cluster:
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE,
                             "the Ray cluster failed the probe: " + "; ".join(cluster))
     if failed:
         raise RequestValidationError([
             {"type": "probe_failed", "loc": ["body", "configs", index], "input": None,
-             "msg": f"the probe of this config failed: {error}"} for index, error in failed])
-
-
-def cluster_fault(error: str) -> bool:
-    """``Type: message`` (worker.errors.describe_error) names one of Ray's own failures, not the
-    probe's: those are raised by Ray about the cluster, the probe's by its code as a task's cause."""
-    import ray.exceptions  # the probes ran on Ray: it is imported already
-
-    kind = getattr(ray.exceptions, error.split(":", 1)[0].strip(), None)
-    return isinstance(kind, type) and issubclass(kind, ray.exceptions.RayError) \
-        and not issubclass(kind, ray.exceptions.RayTaskError)
+             "msg": f"the probe of this config failed: {probe['error']}"} for index, probe in failed])

@@ -16,6 +16,7 @@ from service.api import predict as predict_route
 from service.api.studies import check_limits
 from service.settings import Settings
 from tests.service.service_helpers import tiny_spec
+from worker.errors import cluster_fault
 from worker.spec import MAX_PROBES, Spec, parse_spec
 
 JSON = {"Content-Type": "application/json"}
@@ -121,7 +122,15 @@ def test_a_lone_surrogate_anywhere_is_a_4xx(api: TestClient, path: str) -> None:
 def _prediction(error: str | None) -> dict[str, Any]:
     return {"config": {"strategy": "sync", "nodes": 1, "devices_per_node": 2},
             "predicted": None, "confidence": {"level": "none", "reason": "the probe failed"},
-            "probe": {"iterations": 0, "seconds": 0.0, "final_loss": None, "diverged": False, "error": error}}
+            "probe": {"iterations": 0, "seconds": 0.0, "final_loss": None, "diverged": False, "error": error,
+                      "cluster_fault": bool(error) and cluster_fault(error)}}
+
+
+def test_ray_failures_are_the_clusters_fault_and_a_probes_own_errors_are_not() -> None:
+    assert cluster_fault("WorkerCrashedError: The worker died unexpectedly")
+    assert cluster_fault("NodeDiedError: node 1 died")
+    assert not cluster_fault("ValueError: non-finite seconds")
+    assert not cluster_fault("RayTaskError: an unpicklable cause")  # the probe's code raised it
 
 
 @pytest.mark.parametrize(("error", "status"), [
