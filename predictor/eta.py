@@ -11,12 +11,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from predictor.forecast import Anchor, forecast
+from predictor.forecast import Anchor, Curve, forecast
 from predictor.he_model import seconds_per_iteration
 from predictor.types import Prediction, ProbeResult, json_safe
 
 
-def eta_at(run: ProbeResult, tip: ProbeResult, target: float) -> dict[str, Any] | None:
+def eta_at(run: ProbeResult, tip: ProbeResult, target: float, priors: tuple[Curve, ...] = ()
+           ) -> dict[str, Any] | None:
     """The ETA entry at the end of ``run`` (the run's merged lineage; ``tip`` its last segment):
     the iteration, the run's own seconds so far (its tuning is counted apart, in the result's
     ``tuning_cluster_seconds``) and the p10/p50/p90 of the run's seconds left; None when the speed
@@ -27,7 +28,7 @@ def eta_at(run: ProbeResult, tip: ProbeResult, target: float) -> dict[str, Any] 
     end = float(run.end_iteration)
     point = Prediction(math.inf, 0.0, math.inf, speed.value, math.inf, end, run.end_seconds)
     anchor = Anchor(run.curve, end, end, run.end_seconds, speed.value, speed)
-    predicted = forecast(point, anchor, target).prediction
+    predicted = forecast(point, anchor, target, priors=priors).prediction
     quantiles = (predicted.ttc_low, predicted.ttc_seconds, predicted.ttc_high)
     left = [value - run.end_seconds for value in quantiles]
     return json_safe({"iteration": run.end_iteration, "seconds": run.end_seconds,

@@ -37,6 +37,7 @@ FLAT_SPREAD = 0.10  # a target whose seed spread exceeds MLPerf's largest CV (10
 SEEDS = 24  # simulated seeds per mean-curve draw
 HORIZON = 1000.0  # a crossing is looked for up to this multiple of the evidence
 QUANTILES = (10.0, 50.0, 90.0)
+Curve = list[tuple[float, float]]  # a finished run's (iteration, loss)
 KNEE_LADDER = 8  # candidate targets tried between the target and the loss measured last
 KNEE_SAMPLES = 60  # mean-curve draws per candidate target (a bisection reads three or four)
 
@@ -184,12 +185,15 @@ def _spread(model: Ensemble, k: np.ndarray, losses: np.ndarray, anchor: Anchor, 
     return Spread(low, mid, high, seed_sd, shape_sd)
 
 
-def forecast(prediction: Prediction, anchor: Anchor, target: float, seed: int = 0) -> Forecast:
-    """``prediction`` (the model's point, which chose the plan) turned into the plan's forecast."""
+def forecast(prediction: Prediction, anchor: Anchor, target: float, seed: int = 0,
+             priors: tuple[Curve, ...] = ()) -> Forecast:
+    """``prediction`` (the model's point, which chose the plan) turned into the plan's forecast;
+    ``priors``: finished runs' curves of the same job, (iteration, loss) each (their shape past
+    this evidence and their seed spread sharpen the ensemble, predictor.curve_priors)."""
     rng = np.random.default_rng(seed)
     k, losses = _points(anchor.curve)
     hardware = _hardware_sd(anchor.speed)
-    model = fit_ensemble(k, losses, target) if k.size else None
+    model = fit_ensemble(k, losses, target, prior_curves=priors) if k.size else None
     if anchor.reached_iteration is not None and anchor.reached_seconds is not None:
         return _measured(prediction, anchor, model, k, losses, target, hardware, rng)
     if model is None:

@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from predictor.confidence import assess
+from predictor.forecast import Curve
 from predictor.lineages import Lineages
 from predictor.plan_forecast import plan_forecast
 from predictor.regime import Regime, read_view_regime
@@ -36,6 +37,7 @@ class Study(Protocol):
     worth_tuning_reason: str
     lineages: Lineages
     fork: ForkPoint | None
+    priors: tuple[Curve, ...]
 
     def cluster_seconds(self) -> float: ...
 
@@ -79,7 +81,7 @@ def plan_without_prediction(search: Study, study_id: str, views: dict[str, Probe
                                              math.inf, float(best.end_iteration)), best, warmup,
                                   search.warmup_config)
     outlook = plan_forecast(best, nothing, model, search.lineages, search.fork, search.warmup_config, warmup,
-                            search.target)
+                            search.target, search.priors)
     plan = Plan(study_id=study_id, config=best.config, predicted=outlook.prediction if outlook else nothing,
                 target=outlook.target(search.target) if outlook else None,
                 baseline_config=search.baseline or best.config, baseline_predicted_ttc_seconds=math.inf,

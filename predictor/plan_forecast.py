@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from predictor.forecast import Anchor, Forecast, forecast
+from predictor.forecast import Anchor, Curve, Forecast, forecast
 from predictor.lineages import Lineages, merge
 from predictor.se_model import Estimate
 from predictor.ttc_model import ForkPoint, TtcModel
@@ -65,9 +65,9 @@ def anchor_of(view: ProbeResult, prediction: Prediction, model: TtcModel, lineag
 
 def plan_forecast(view: ProbeResult, prediction: Prediction, model: TtcModel | None, lineages: Lineages,
                   fork: ForkPoint | None, warmup_config: Config | None, warmup: Phase | None,
-                  target: float) -> Forecast | None:
+                  target: float, priors: tuple[Curve, ...] = ()) -> Forecast | None:
     """The forecast of a plan on ``view``; None where nothing can be forecast (no speed)."""
     if model is None:
         return None
     anchor = anchor_of(view, prediction, model, lineages, fork, warmup_config, warmup, target)
-    return forecast(prediction, anchor, target) if anchor is not None else None
+    return forecast(prediction, anchor, target, priors=priors) if anchor is not None else None

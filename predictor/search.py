@@ -54,6 +54,7 @@ import optuna
 
 from predictor.async_step import async_ladder, first_async_steps
 from predictor.confidence import MAX_DRIFT, assess
+from predictor.forecast import Curve
 from predictor.from_scratch import FROM_SCRATCH, from_scratch
 from predictor.he_model import allocation
 from predictor.lineages import Lineages, merge
@@ -97,8 +98,12 @@ LARS_LR_FACTOR = 10.0  # LARS's global rate is on another scale (You et al. 2017
 class ColdStartSearch:
     def __init__(
         self, space: SearchSpace, budget: Budget, target: float, study: optuna.Study | None = None,
+        priors: tuple[Curve, ...] = (),
     ) -> None:
+        """``priors``: finished runs' curves of the same job, which the plan's forecast reads
+        (predictor.forecast); they never change which config is planned."""
         self.space = space
+        self.priors = priors
         self.budget = budget
         self.target = target
         self.study = study or optuna.create_study(
@@ -548,7 +553,7 @@ class ColdStartSearch:
             confidence = replace(confidence, reason=f"{confidence.reason}; {FROM_SCRATCH}")
         config = with_run_length(view.config, prediction, warmup, confidence)
         outlook = plan_forecast(view, prediction, self.model, self.lineages, self.fork, self.warmup_config,
-                                warmup, self.target)
+                                warmup, self.target, self.priors)
         return Plan(
             study_id=study_id, config=config,
             predicted=outlook.prediction if outlook else prediction,

@@ -181,7 +181,7 @@ class TrainingPlanner:
             self.tuning.append(result)
         else:
             self.run.append(result)
-            entry = eta_at(self._view(), result, self.target)
+            entry = eta_at(self._view(), result, self.target, self.search.priors)
             if entry is not None:
                 self.eta.append(entry)
         if self._replan is not None:

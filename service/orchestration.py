@@ -38,6 +38,7 @@ from predictor import ColdStartSearch, Plan, ProbeRequest, ProbeResult, TargetUn
 from service import crud, held_lease
 from service.checkpoints import DatabaseStates, dump_state
 from service.db import Database
+from service.db.priors import finished_curves
 from service.db.reconnect import RECONNECT_SECONDS, wait_for_server
 from service.db.session import POOL, is_sqlite, sqlite_engine_kwargs, use_sqlite_begin
 from worker.launcher import ProbeLauncher
@@ -178,6 +179,7 @@ class StudyRunner:
             if study is None:
                 raise KeyError(f"no study {study_id!r}")
             spec = parse_spec(study.spec)
+            priors = finished_curves(session, study.spec, exclude=study_id)
             replay = crud.finished_probes(session, study_id=study_id)
             resumed = study.state == "running"
             cancelled = study.cancel_requested  # while no runner held it (its service had died)
@@ -193,6 +195,7 @@ class StudyRunner:
             spec.budget_limits(),
             target_value(spec),
             study=_fresh_optuna_study(self.db, study_id, resumed),
+            priors=priors,
         )
         launcher = ProbeLauncher(spec, self.ray_address, state_source=DatabaseStates(self.db, study_id))
         launcher.start()
@@ -307,12 +310,13 @@ def plan_tip_keys(search: ColdStartSearch) -> set[str]:
     return {planner.run[-1].probe_key} if planner.run else set()
 
 
-def replay_search(spec: Spec, replay: dict[str, ProbeResult]) -> ColdStartSearch:
+def replay_search(spec: Spec, replay: dict[str, ProbeResult],
+                  priors: tuple[list[tuple[float, float]], ...] = ()) -> ColdStartSearch:
     """A finished study's search rebuilt from its committed probes, without running any: asked
     requests are answered from ``replay`` until one was never run (the study stopped there, at
     its deadline or probe budget), and Optuna's mirror stays in memory (the stored one is kept)."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    search = ColdStartSearch(spec.search_space(), spec.budget_limits(), target_value(spec))
+    search = ColdStartSearch(spec.search_space(), spec.budget_limits(), target_value(spec), priors=priors)
     while requests := search.ask():
         missing = [r for r in requests if r.key not in replay]
         for request in requests:

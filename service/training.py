@@ -28,6 +28,7 @@ from predictor.training import TrainingPlanner, TrainingResult, same_segment
 from service import crud, held_lease
 from service.checkpoints import DatabaseStates, dump_state
 from service.db import ACTIVE_STATES, Database
+from service.db.priors import finished_curves
 from service.orchestration import StudyCancelled, StudyRunner, replay_search, tell_replayed
 from service.training_timeline import timeline
 from worker.launcher import ProbeLauncher
@@ -154,8 +155,11 @@ class TrainingRunner:
             raise StudyCancelled(f"study {study_id} is {state}; nothing to train")
         with self.db.read() as session:
             replay = crud.finished_probes(session, study_id=study_id)
-            plan = crud.get_study(session, study_id=study_id).plan or {}
-        return replay_search(spec, replay), None, (plan.get("predicted") or {}).get("ttc_seconds")
+            study = crud.get_study(session, study_id=study_id)
+            plan = study.plan or {}
+            priors = finished_curves(session, study.spec, exclude=study_id)
+        search = replay_search(spec, replay, priors)
+        return search, None, (plan.get("predicted") or {}).get("ttc_seconds")
 
     def _check_start_state(self, study_id: str, key: str) -> None:
         """The run continues the plan's lineage tip, never from scratch: a study tuned before its
