@@ -16,6 +16,7 @@ from optuna.exceptions import StorageInternalError
 from sqlalchemy.exc import DBAPIError
 
 from service import crud
+from service.allow_header import AllowHeader
 from service.api import ROUTERS
 from service.api.errors import validation_error
 from service.api.unavailable import database_unavailable
@@ -85,6 +86,7 @@ def create_app(settings: Settings | None = None, *, run_studies: bool = True) ->
     app.add_exception_handler(RequestValidationError, validation_error)
     for unreachable in (DBAPIError, StorageInternalError):  # the database is away: 503, not 500
         app.add_exception_handler(unreachable, database_unavailable)
+    app.add_middleware(AllowHeader, routes=lambda: app.routes)
     app.add_middleware(HeadAsGet)
     # Added last, runs first: latency is recorded for refused requests too.
     app.add_middleware(RequestGuard, api_token=settings.api_token, max_body_bytes=settings.max_spec_bytes,

@@ -170,3 +170,14 @@ def test_head_answers_as_get_without_a_body(api: TestClient, path: str) -> None:
     assert head.status_code == got.status_code == 200
     assert head.content == b""
     assert head.headers["content-type"] == got.headers["content-type"]
+
+
+@pytest.mark.parametrize(("method", "path", "allow"), [
+    ("DELETE", "/v1/studies", "GET, POST, HEAD"),  # two routes on one path: FastAPI named one's
+    ("PUT", "/v1/studies/abc", "GET, HEAD"),
+    ("GET", "/v1/studies/abc/cancel", "POST"),
+])
+def test_a_405_allows_every_method_of_the_path(api: TestClient, method: str, path: str, allow: str) -> None:
+    response = api.request(method, path)
+    assert response.status_code == 405
+    assert response.headers["allow"] == allow
