@@ -62,6 +62,7 @@ class CurveFamily:
     basis: Callable[[np.ndarray, np.ndarray], np.ndarray]
     theta: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
     offset_index: int | None = None
+    unit_amplitude: bool = False  # A ≡ 1: only c is solved (a prior curve's copy, predictor.curve_priors)
 
     @property
     def constant_index(self) -> int | None:
@@ -266,14 +267,17 @@ def profiled_start(family: CurveFamily, x: np.ndarray, y: np.ndarray,
     weight = weight / weight.sum()
     with np.errstate(all="ignore"):
         g = family.basis(x, phi)  # (M, n)
-        if family.constant_index is None:
+        if family.unit_amplitude:
+            c = np.clip((y - g) @ weight, *constant_range)
+        elif family.constant_index is None:
             c = np.zeros(len(phi))
         else:
             g_mean, y_mean = g @ weight, float(y @ weight)
             centred = g - g_mean[:, None]
             slope = (centred * weight) @ (y - y_mean) / np.sum(centred**2 * weight, axis=1)
             c = np.clip(y_mean - slope * g_mean, *constant_range)
-        amplitude = np.sum(weight * g * (y - c[:, None]), axis=1) / np.sum(weight * g * g, axis=1)
+        amplitude = (np.ones(len(phi)) if family.unit_amplitude else
+                     np.sum(weight * g * (y - c[:, None]), axis=1) / np.sum(weight * g * g, axis=1))
         sse = np.sum(weight * (c[:, None] + amplitude[:, None] * g - y) ** 2, axis=1)
     sse[~(np.isfinite(sse) & (amplitude > 0.0))] = np.inf
     if not np.isfinite(sse.min()):
