@@ -14,6 +14,11 @@ Long scenarios also run ``ttc train`` on the probes' seed (the study is the same
 the checkpoints nearest 25%, 50% and 75% of the run's iterations is scored against the run's own
 seconds left (|p50 − truth| / truth, and whether p10–p90 covered it).
 
+With ``--prior-seed S`` the plan is also run once on seed S (neither the probes' seed nor a truth
+seed): a finished run of the same job, as a team that ran it last week has. The same plan's
+forecast is made again with that run's curve as a prior (predictor.forecast) and scored beside
+the forecast without it (``with_prior``).
+
     nice python benchmarks/forecast_eval.py --kind short,long [--scenarios a,b] [--truth-seeds 1,2,3]
         [--jobs 1] [--truth-cache truth_fe.json]
 
@@ -33,12 +38,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from predictor import ColdStartSearch, Plan
 from predictor.types import json_safe
+from worker.lineage import run_schedule
 from worker.probe import target_value
-from worker.spec import load_spec
+from worker.spec import Spec, load_spec
 
 sys.path.insert(0, str(Path(__file__).parent))
-from predictor_eval import RESULTS, SCENARIOS, Truth, held_out, run_ttc  # noqa: E402
+from predictor_eval import RESULTS, RUN_MAX_ITERATIONS, SCENARIOS, Truth, held_out, run_ttc  # noqa: E402
 from train_eval import train  # noqa: E402
 
 ETA_SHARES = (0.25, 0.5, 0.75)  # shares of the run at which ttc train's ETA is scored
@@ -76,15 +83,25 @@ def score_eta(result: dict[str, Any]) -> list[dict[str, Any]]:
     return scored
 
 
-def evaluate(name: str, kind: str, seeds: list[int], jobs: int, cache: Path | None) -> dict[str, Any]:
+def with_prior(search: ColdStartSearch, plan: Plan, spec: Spec, seed: int) -> dict[str, Any]:
+    """The plan's forecast remade with a finished run of it on ``seed`` as a prior."""
+    run = run_schedule(spec.model_copy(update={"seed": seed}), plan.config, plan.warmup, math.inf,
+                       RUN_MAX_ITERATIONS)
+    curve = [(float(k), float(loss)) for k, _, loss in run.curve if k > 0 and math.isfinite(loss)]
+    search.priors = (curve,)
+    return search.plan("eval").to_dict()["predicted"]
+
+
+def evaluate(name: str, kind: str, seeds: list[int], jobs: int, cache: Path | None,
+             prior_seed: int | None = None) -> dict[str, Any]:
     spec = load_spec(SCENARIOS / kind / f"{name}.yaml")
     started = time.monotonic()
     training = None
     if kind == "long":  # the same study, then ttc train's run on the probes' seed for its ETA
-        _, plan, result = train(spec)
+        search, plan, result = train(spec)
         training = result.to_dict()
     else:
-        _, plan, _ = run_ttc(spec)
+        search, plan, _ = run_ttc(spec)
     study_seconds = time.monotonic() - started
     truth = Truth(spec, seeds, jobs, cache)
     try:
@@ -96,17 +113,44 @@ def evaluate(name: str, kind: str, seeds: list[int], jobs: int, cache: Path | No
     predicted = public["predicted"]
     scores = [{"seed": seed, **_score(predicted, run["reached_seconds"])}
               for seed, run in zip(seeds, runs, strict=True)]
-    p10, p90 = predicted["ttc_p10"], predicted["ttc_p90"]
+    prior = None
+    if prior_seed is not None:
+        informed = with_prior(search, plan, spec, prior_seed)
+        prior = {"predicted": informed, "width": _width(informed),
+                 "scores": [{"seed": seed, **_score(informed, run["reached_seconds"])}
+                            for seed, run in zip(seeds, runs, strict=True)]}
     return {
         "scenario": name, "kind": kind, "held_out": held_out(name), "target": target_value(spec),
         "probe_seed": spec.seed, "config": plan.config.key(),
         "warmup": plan.warmup.to_dict() if plan.warmup else None,
         "predicted": predicted, "confidence": public["confidence"], "target_position": public["target"],
-        "width": (p90 / p10) if p90 is not None and p10 else None,
+        "width": _width(predicted),
         "probe_cluster_seconds": plan.probe_cluster_seconds, "scores": scores,
         "eta": score_eta(training) if training else [],
+        "with_prior": prior,
         "study_wall_seconds": study_seconds, "wall_seconds": time.monotonic() - started,
     }
+
+
+def _width(predicted: dict[str, Any]) -> float | None:
+    p10, p90 = predicted["ttc_p10"], predicted["ttc_p90"]
+    return p90 / p10 if p90 is not None and p10 else None
+
+
+def _prior_summary(results: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The same figures without and with a finished run as a prior, on the scenarios that had one."""
+    had = [r for r in results if r.get("with_prior")]
+    if not had:
+        return None
+    return {"scenarios": len(had), "without": _figures(had), "with": _figures([r["with_prior"] for r in had])}
+
+
+def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Coverage, median error and median width of forecasts (each with its ``scores`` and ``width``)."""
+    scores = [s for r in rows for s in r["scores"]]
+    return {"coverage": sum(s["covered"] for s in scores) / len(scores) if scores else None,
+            "median_error": _median([s["error"] for s in scores]),
+            "median_width": _median([r["width"] for r in rows])}
 
 
 def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
@@ -126,6 +170,7 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
         "p90_open": sum(r["predicted"]["ttc_p90"] is None for r in results),
         "p50_missing": sum(r["predicted"]["ttc_p50"] is None for r in results),
         "bounds_held": f"{sum(bounds)}/{len(bounds)}",
+        "prior": _prior_summary(results),
         "eta_median_error": {f"{share:.0%}": _median([e["error"] for r in results for e in r["eta"]
                                                       if e["share"] == share]) for share in ETA_SHARES},
     }
@@ -144,6 +189,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--truth-cache", type=Path, help="JSON file keeping truth runs between invocations")
     parser.add_argument("--out", type=Path, default=RESULTS / "forecast_eval.json")
+    parser.add_argument("--prior-seed", type=int, help="also forecast with a run on this seed as a prior")
     args = parser.parse_args()
     seeds = [int(s) for s in args.truth_seeds.split(",")]
     wanted = set(args.scenarios.split(",")) if args.scenarios else None
@@ -151,7 +197,7 @@ def main() -> None:
     for kind in args.kind.split(","):
         for path in sorted((SCENARIOS / kind).glob("*.yaml")):
             if wanted is None or path.stem in wanted:
-                result = evaluate(path.stem, kind, seeds, args.jobs, args.truth_cache)
+                result = evaluate(path.stem, kind, seeds, args.jobs, args.truth_cache, args.prior_seed)
                 results.append(result)
                 print(json.dumps(json_safe(result)), flush=True)
     summary = summarise(results)
