@@ -246,10 +246,15 @@ class CurveFit:
 
 def _bounds(family: CurveFamily, floor_max: float | None, loss_scale: float,
             y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The family's bounds with the floor capped at the lowest loss seen and at ``floor_max``."""
+    """The family's bounds with the floor capped at the curve's current level and at ``floor_max``.
+
+    The level is the median of the last tenth of the evidence (at least 5 points), not the lowest
+    loss seen: on a noisy curve that has levelled off the lowest point is a dip a few σ below the
+    level, and a floor there puts a target inside the noise band within reach of the mean."""
     lower, upper = np.array(family.lower, dtype=float), np.array(family.upper, dtype=float)
     if family.floor_index is not None:
-        caps = [upper[family.floor_index], float(y.min())]
+        level = float(np.median(y[-max(5, len(y) // 10):]))
+        caps = [upper[family.floor_index], level]
         caps += [] if floor_max is None else [floor_max / loss_scale]
         upper[family.floor_index] = max(min(caps), lower[family.floor_index] + TINY)
     return lower, upper

@@ -207,7 +207,7 @@ def forecast(prediction: Prediction, anchor: Anchor, target: float, seed: int = 
                         iterations=_iterations(prediction, anchor, spread.mid),
                         sources=_shares(max(spread.seed, SEED_FLOOR), spread.shape, hardware))
     suggested = None
-    if spread.seed > FLAT_SPREAD and not model.levelled_above:
+    if spread.seed > FLAT_SPREAD:
         suggested = _after_knee(model, k, losses, anchor, target, horizon, hardware, rng)
     return Forecast(predicted, spread.seed <= FLAT_SPREAD, spread.seed, suggested)
 
