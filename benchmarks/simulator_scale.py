@@ -1,6 +1,7 @@
 """What the simulated cluster costs as it grows: wall seconds per simulated step, 64 → 4,096 devices.
 
     python benchmarks/simulator_scale.py [--devices 64 256 1024 4096] [--batch 16] [--steps 20] [--threads 1]
+                                         [--plot docs/results/simulator_scale.png]
 
 H100 nodes of 8 devices (NVLink inside a node, InfiniBand 400 Gb/s between nodes) running
 ``million-regression`` (2^20 samples). Each device count runs in a fresh process, so its peak
@@ -19,6 +20,7 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import torch
 
@@ -64,12 +66,32 @@ def measure(devices: int, batch: int, steps: int) -> dict[str, object]:
             "peak_rss_mib": round(peak_mib, 1)}
 
 
+def plot(rows: list[dict], path: Path) -> None:
+    """Wall seconds per simulated step against devices, one line per strategy (log–log)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    devices = [r["devices"] for r in rows]
+    figure, axes = plt.subplots(figsize=(6, 4))
+    for strategy in STRATEGIES:
+        axes.plot(devices, [r["wall_seconds_per_step"][strategy] for r in rows], marker="o", label=strategy)
+    axes.set(xscale="log", yscale="log", xlabel="simulated devices (8 per node)",
+             ylabel="wall seconds per simulated step", title=f"{WORKLOAD}, b = {rows[0]['batch_per_device']}")
+    axes.set_xticks(devices, [str(d) for d in devices])
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--devices", type=int, nargs="+", default=[64, 256, 1024, 4096])
     parser.add_argument("--batch", type=int, default=16, help="samples per device")
     parser.add_argument("--steps", type=int, default=20, help="timed steps per strategy")
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
+    parser.add_argument("--plot", type=Path, default=None, help="PNG of the figure (none: no plot)")
     parser.add_argument("--one", action="store_true", help="measure in this process (one device count)")
     args = parser.parse_args(argv)
     bad = [d for d in args.devices if d % DEVICES_PER_NODE]
@@ -87,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
             check=True, capture_output=True, text=True)
         rows.append(json.loads(out.stdout))
     print(json.dumps({"workload": WORKLOAD, "rows": rows}))
+    if args.plot is not None:
+        plot(rows, args.plot)
     return 0
 
 
