@@ -10,8 +10,13 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
+from service.orchestration import dispose_optuna_storages
 from tests.service.service_helpers import free_port
 
 BINARIES = sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: int(p.parent.name))
@@ -54,7 +59,25 @@ class PrivatePostgres:
         while any(Path(f"/proc/{p}").exists() for p in [str(pid), *children]) and time.monotonic() < deadline:
             time.sleep(0.2)  # backends notice their postmaster's death and exit
 
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
     def close(self) -> None:
         with contextlib.suppress(subprocess.CalledProcessError):  # already down
             self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@contextmanager
+def running() -> Iterator[PrivatePostgres]:
+    """A private server, removed afterwards (a test module's fixture; skips where it cannot run)."""
+    if not available():
+        pytest.skip("needs PostgreSQL's initdb and pg_ctl (and runuser when root)")
+    server = PrivatePostgres()
+    try:
+        server.start()
+        yield server
+    finally:
+        dispose_optuna_storages()
+        server.close()

@@ -21,10 +21,10 @@ from service import crud
 from service.api import events
 from service.app import create_app
 from service.db import TERMINAL_STATES, Database
-from service.orchestration import StudyRunner, dispose_optuna_storages
+from service.orchestration import StudyRunner
 from service.settings import Settings
 from tests.service.conftest import _reset_postgres
-from tests.service.private_postgres import PrivatePostgres, available
+from tests.service.private_postgres import PrivatePostgres, available, running
 from tests.service.service_helpers import ServiceProcess, free_port, mid_study_spec, wait_for
 from worker.spec import parse_spec
 
@@ -76,11 +76,8 @@ def _plan(db: Database, study_id: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def private_postgres() -> Iterator[PrivatePostgres]:
-    server = PrivatePostgres()
-    server.start()
-    yield server
-    dispose_optuna_storages()
-    server.close()
+    with running() as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
