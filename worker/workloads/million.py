@@ -3,7 +3,7 @@
 One step of 4,096 devices × b samples reads 4,096·b samples: a data set of a few thousand rows
 (the other built-ins) would be walked through several times per step, which no real job on such a
 cluster does. ``million-regression`` has 2^20 training samples, generated in one call from a
-fixed seed (about 0.1 s and 68 MB: 16 float32 inputs and one target per sample).
+fixed seed (about a second and 68 MiB: 16 float32 inputs and one target per sample).
 """
 
 from __future__ import annotations
