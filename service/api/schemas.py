@@ -52,16 +52,47 @@ class StudyList(BaseModel):
     count: int = Field(description="studies matching the filter, all pages together")
 
 
+class ForecastSources(BaseModel):
+    """Shares of the forecast's spread (log-variance) by cause; they add up to 1."""
+
+    seed: float
+    shape: float
+    hardware: float
+
+
 class PredictedTTC(BaseModel):
-    """A TTC prediction; ``None`` stands for an unbounded value (strict JSON has no Infinity)."""
+    """A TTC forecast on a fresh seed; ``None`` stands for an unbounded value (strict JSON has no
+    Infinity). ``ttc_seconds``/``ttc_low``/``ttc_high`` are aliases of p50/p10/p90."""
 
     ttc_seconds: float | None
     ttc_low: float | None
     ttc_high: float | None
+    ttc_p10: float | None = None
+    ttc_p50: float | None = None
+    ttc_p90: float | None = Field(None, description="null only where the loss levelled off above the target")
+    sources: ForecastSources | None = None
     seconds_per_iteration: float | None
     iterations: float | None
     evidence_iterations: float | None = None  # measured on the lineage: iterations / this = extrapolation
     evidence_seconds: float | None = None  # the run measured this long without reaching: TTC is above it
+
+
+class SuggestedTarget(BaseModel):
+    value: float
+    ttc_p10: float | None
+    ttc_p50: float | None
+    ttc_p90: float | None
+
+
+class TargetPosition(BaseModel):
+    """Where the target sits on the plan's curve: after the knee, or in the flat region (its slope
+    small against the loss's noise), with the lowest target after the knee and its forecast."""
+
+    value: float
+    after_knee: bool
+    seed_spread: float | None = Field(None, description="log-sd of iterations-to-target across seeds")
+    reason: str
+    suggested: SuggestedTarget | None = None
 
 
 class Baseline(BaseModel):
@@ -85,6 +116,7 @@ class PlanPublic(BaseModel):
     baseline: Baseline
     probes: ProbeSpend
     evidence: list[str] = Field(default_factory=list, description="probe keys the plan rests on")
+    target: TargetPosition | None = None
 
 
 class StudyPublic(StudySummary):
@@ -209,6 +241,16 @@ class TrainingPhasePublic(BaseModel):
     reason: str
 
 
+class EtaPublic(BaseModel):
+    """``ttc train``'s forecast at one checkpoint: seconds so far and the p10/p50/p90 of those left."""
+
+    iteration: int
+    seconds: float | None
+    remaining_p10: float | None
+    remaining_p50: float | None
+    remaining_p90: float | None = Field(description="null only where the loss levelled off above the target")
+
+
 class TrainingResultPublic(BaseModel):
     """The Training result JSON of DESIGN.md §7; while the run goes on, its phases so far."""
 
@@ -218,6 +260,7 @@ class TrainingResultPublic(BaseModel):
     iterations: int
     final_loss: float | None
     phases: list[TrainingPhasePublic]
+    eta: list[EtaPublic] = Field(default_factory=list, description="time left, forecast at each checkpoint")
 
 
 class TrainingPublic(BaseModel):
