@@ -60,7 +60,8 @@ def test_the_study_page_json_carries_not_worth_tuning_and_its_reason(database_ur
         study = crud.get_study(session, study_id=study_id)
         study.plan = {**study.plan, "worth_tuning": False, "worth_tuning_reason": reason}
     db.dispose()
-    with TestClient(create_app(Settings(database_url=database_url), run_studies=False)) as client:
+    with TestClient(create_app(Settings(database_url=database_url), run_studies=False),
+                    base_url="http://127.0.0.1") as client:
         plan = client.get(f"/dashboard/api/studies/{study_id}").json()["plan"]
     assert (plan["worth_tuning"], plan["worth_tuning_reason"]) == (False, reason)
 
@@ -74,7 +75,8 @@ def test_a_trial_page_says_why_it_lost_without_points_when_every_config_is_beyon
         ranking = [{**row, "predicted": {"ttc_seconds": None}} for row in study.plan["ranking"]]
         study.plan = {**study.plan, "ranking": ranking}
     db.dispose()
-    with TestClient(create_app(Settings(database_url=database_url), run_studies=False)) as client:
+    with TestClient(create_app(Settings(database_url=database_url), run_studies=False),
+                    base_url="http://127.0.0.1") as client:
         trials = client.get(f"/dashboard/api/studies/{study_id}").json()["trials"]
         number = next(t["number"] for t in trials if t["key"] == "p2")  # lost: "predicted slower: 0.08 s …"
         why = client.get(f"/dashboard/api/studies/{study_id}/trials/{number}").json()["why"]
