@@ -18,6 +18,7 @@ import numpy as np
 
 from predictor.confidence import MAX_EXTRAPOLATION
 from predictor.reference_curve import ReferenceCurve
+from predictor.step_times import steady_mean
 from predictor.types import Config, json_safe
 from service.dashboard import views
 from service.dashboard.plan_view import shown_plan
@@ -113,7 +114,6 @@ def trial_detail(study: Study, probes: list[Probe], number: int, optuna_attrs: d
     result = probe.result or {}
     chain = _lineage(probe, {p.key: p for p in probes})
     steps = result.get("step_seconds") or []
-    steady = steps[len(steps) // 2:]
     config_key = Config.from_dict(probe.config).key()
     ranked = _ranking_row(study, config_key)
     return {
@@ -123,7 +123,7 @@ def trial_detail(study: Study, probes: list[Probe], number: int, optuna_attrs: d
         "config_key": config_key,
         "iterations": result.get("iterations"), "seconds": json_safe(result.get("seconds")),
         "start_iteration": result.get("start_iteration", 0),
-        "steady_seconds_per_iteration": json_safe(sum(steady) / len(steady) if steady else None),
+        "steady_seconds_per_iteration": json_safe(steady_mean(steps) if steps else None),
         "lineage": [{"number": p.number, "key": p.key, "curve": [[c[0], json_safe(c[2])]
                                                                for c in (p.result or {}).get("curve") or []]}
                     for p in chain],
