@@ -23,6 +23,8 @@ the forecast without it (``with_prior``).
         [--jobs 1] [--truth-cache truth_fe.json]
 
 prints one JSON line per scenario and a summary line, and writes docs/results/forecast_eval.json.
+Scenarios run as separate invocations (one process each, say) are summarised together with
+``--merge a.json,b.json`` (no scenario is run then).
 The plan's choice is not this benchmark's: regret is predictor_eval's (the forecast does not
 change which config a plan picks).
 """
@@ -190,7 +192,12 @@ def main() -> None:
     parser.add_argument("--truth-cache", type=Path, help="JSON file keeping truth runs between invocations")
     parser.add_argument("--out", type=Path, default=RESULTS / "forecast_eval.json")
     parser.add_argument("--prior-seed", type=int, help="also forecast with a run on this seed as a prior")
+    parser.add_argument("--merge", help="comma-separated outputs of earlier runs to summarise together")
     args = parser.parse_args()
+    if args.merge:
+        runs = [json.loads(Path(path).read_text()) for path in args.merge.split(",")]
+        write(args.out, [r for run in runs for r in run["scenarios"]])
+        return
     seeds = [int(s) for s in args.truth_seeds.split(",")]
     wanted = set(args.scenarios.split(",")) if args.scenarios else None
     results = []
@@ -200,9 +207,14 @@ def main() -> None:
                 result = evaluate(path.stem, kind, seeds, args.jobs, args.truth_cache, args.prior_seed)
                 results.append(result)
                 print(json.dumps(json_safe(result)), flush=True)
+    write(args.out, results)
+
+
+def write(out: Path, results: list[dict[str, Any]]) -> None:
+    """Print the summary line and write the summary with every scenario's figures to ``out``."""
     summary = summarise(results)
     print(json.dumps({"summary": json_safe(summary)}), flush=True)
-    args.out.write_text(json.dumps(json_safe({"summary": summary, "scenarios": results}), indent=1) + "\n")
+    out.write_text(json.dumps(json_safe({"summary": summary, "scenarios": results}), indent=1) + "\n")
 
 
 if __name__ == "__main__":
