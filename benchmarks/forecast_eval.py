@@ -25,8 +25,9 @@ the forecast without it (``with_prior``).
 prints one JSON line per scenario and a summary line, and writes docs/results/forecast_eval.json.
 Scenarios run as separate invocations (one process each, say) are summarised together with
 ``--merge a.json,b.json`` (no scenario is run then).
-The plan's choice is not this benchmark's: regret is predictor_eval's (the forecast does not
-change which config a plan picks).
+The plan's choice is predictor_eval's to score against a ground-truth grid; this benchmark reads
+that grid's best TTC from predictor_eval's committed JSON (``--best-known``) and reports the plan's
+regret on the same truth seeds, so a changed plan is scored without re-running the grid.
 """
 
 from __future__ import annotations
@@ -85,6 +86,21 @@ def score_eta(result: dict[str, Any]) -> list[dict[str, Any]]:
     return scored
 
 
+def regret(name: str, scores: list[dict[str, Any]], best_known: Path) -> dict[str, Any] | None:
+    """The plan's mean TTC over predictor_eval's truth seeds against the best TTC its grid knew."""
+    if not best_known.exists():
+        return None
+    known = {r["scenario"]: r for r in json.loads(best_known.read_text())["scenarios"]}.get(name)
+    if known is None:
+        return None
+    truths = [s["truth"] for s in scores if s["seed"] in known["truth_seeds"]]
+    if len(truths) != len(known["truth_seeds"]) or None in truths:
+        return {"regret": None, "why": "a truth run did not reach the target"}
+    mean, previous = statistics.mean(truths), known["methods"]["ttc"]
+    return {"regret": mean / min(mean, known["best_known_ttc"]), "best_known_ttc": known["best_known_ttc"],
+            "previous_config": previous["config"], "previous_regret": previous["regret"]}
+
+
 def with_prior(search: ColdStartSearch, plan: Plan, spec: Spec, seed: int) -> dict[str, Any]:
     """The plan's forecast remade with a finished run of it on ``seed`` as a prior."""
     run = run_schedule(spec.model_copy(update={"seed": seed}), plan.config, plan.warmup, math.inf,
@@ -130,8 +146,16 @@ def evaluate(name: str, kind: str, seeds: list[int], jobs: int, cache: Path | No
         "probe_cluster_seconds": plan.probe_cluster_seconds, "scores": scores,
         "eta": score_eta(training) if training else [],
         "with_prior": prior,
+        "regret": regret(name, scores, RESULTS / f"predictor_eval_{kind}.json"),
         "study_wall_seconds": study_seconds, "wall_seconds": time.monotonic() - started,
     }
+
+
+def _regrets(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Median and worst regret over the long scenarios whose truth runs all reached."""
+    values = [r["regret"]["regret"] for r in results
+              if r["kind"] == "long" and r.get("regret") and r["regret"]["regret"] is not None]
+    return {"long_median": _median(values), "long_worst": max(values, default=None), "scenarios": len(values)}
 
 
 def _width(predicted: dict[str, Any]) -> float | None:
@@ -173,6 +197,7 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
         "p50_missing": sum(r["predicted"]["ttc_p50"] is None for r in results),
         "bounds_held": f"{sum(bounds)}/{len(bounds)}",
         "prior": _prior_summary(results),
+        "regret": _regrets(results),
         "eta_median_error": {f"{share:.0%}": _median([e["error"] for r in results for e in r["eta"]
                                                       if e["share"] == share]) for share in ETA_SHARES},
     }
@@ -212,6 +237,8 @@ def main() -> None:
 
 def write(out: Path, results: list[dict[str, Any]]) -> None:
     """Print the summary line and write the summary with every scenario's figures to ``out``."""
+    for r in results:  # runs from before regret was scored
+        r.setdefault("regret", regret(r["scenario"], r["scores"], RESULTS / f"predictor_eval_{r['kind']}.json"))
     summary = summarise(results)
     print(json.dumps({"summary": json_safe(summary)}), flush=True)
     out.write_text(json.dumps(json_safe({"summary": summary, "scenarios": results}), indent=1) + "\n")
