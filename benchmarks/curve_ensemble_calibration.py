@@ -14,6 +14,13 @@ of the grid the script prints the coverage of p10–p90 and the median p90/p10, 
 whose coverage is nearest 80% (the narrower on a tie).
 
     python benchmarks/curve_ensemble_calibration.py [--curves 60] [--generator families|shapes|mixed]
+
+Measured when predictor.curve_ensemble.CALIBRATION was set (160 curves of ``families``): inflation 3,
+temperature 10, form 0.1 covers 80% with a median p90/p10 of 1.66 (inflation 2, temperature 1,
+form 0.2: 81%, 1.90). Raw (1, 1, 0): 57%, 1.25. The same calibration covers only 47% of the
+``shapes`` curves (80 curves, p90/p10 1.62): there the families' tails fall too soon (the truth
+lies after p50 in most misses), and reaching 74% took form 0.35 (p90/p10 2.6). Real curves lie
+somewhere between; benchmarks/forecast_eval.py scores the forecast on them.
 """
 
 from __future__ import annotations
@@ -28,9 +35,9 @@ import numpy as np
 from predictor.curve_ensemble import Calibration, crossing_draws, fit_ensemble
 from predictor.curve_families import FAMILIES
 
-INFLATIONS = (1.0, 2.0)
-TEMPERATURES = (1.0, 10.0)
-FORMS = (0.2, 0.25, 0.3, 0.35)
+INFLATIONS = (1.0, 2.0, 3.0)
+TEMPERATURES = (1.0, 10.0, 30.0)
+FORMS = (0.05, 0.1, 0.15, 0.2)
 
 
 def _family_curve(rng: np.random.Generator):
@@ -114,7 +121,7 @@ def main() -> None:
                 ratios.append(p90 / p10)
             rows.append((calibration, float(np.mean(covered)), float(np.median(ratios))))
             print(f"{calibration}  coverage {rows[-1][1]:.2f}  median p90/p10 {rows[-1][2]:.2f}", flush=True)
-    best = min(rows, key=lambda row: (abs(row[1] - 0.8), row[2]))
+    best = min(rows, key=lambda row: (round(abs(row[1] - 0.8) * args.curves), row[2]))  # ties in curves
     print(f"best ({args.generator}, {args.curves} curves): {best[0]} coverage {best[1]:.2f}, "
           f"median p90/p10 {best[2]:.2f}")
 

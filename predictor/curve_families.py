@@ -305,6 +305,18 @@ def _jacobian(family: CurveFamily, x: np.ndarray, y: np.ndarray) -> Callable[[np
     return jacobian
 
 
+def _correlation_factor(residuals: np.ndarray) -> float:
+    """(1 + ρ)/(1 − ρ), ρ the residuals' lag-one correlation (clipped to [0, 0.9]): n correlated
+    residuals carry the information of fewer independent ones (an AR(1)'s effective sample size), so
+    the least-squares covariance, which assumes independence, is that much too small. An evaluated
+    loss is correlated from one evaluation to the next: SGD's iterate wanders."""
+    centred = residuals - residuals.mean()
+    denominator = float(centred @ centred)
+    rho = float(centred[1:] @ centred[:-1]) / denominator if denominator > 0 else 0.0
+    rho = min(max(rho, 0.0), 0.9)
+    return (1.0 + rho) / (1.0 - rho)
+
+
 def fit_family(family: CurveFamily, k: np.ndarray, losses: np.ndarray, *, k_scale: float,
                loss_scale: float, floor_max: float | None = None,
                start: np.ndarray | None = None) -> CurveFit | None:
@@ -336,7 +348,7 @@ def fit_family(family: CurveFamily, k: np.ndarray, losses: np.ndarray, *, k_scal
         return None
     dof = max(len(x) - len(result.x), 1)
     variance = 2.0 * result.cost / dof
-    covariance = variance * np.linalg.pinv(result.jac.T @ result.jac)
+    covariance = variance * _correlation_factor(result.fun) * np.linalg.pinv(result.jac.T @ result.jac)
     if not np.all(np.isfinite(covariance)):
         return None
     return CurveFit(family, result.x, covariance, k_scale, loss_scale, math.sqrt(variance), lower, upper)
