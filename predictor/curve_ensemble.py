@@ -28,7 +28,8 @@ predictor.curve_families, each weighted by how well it predicts what it did not 
 
 The crossing is the *mean* curve's: the seed's own spread around it is the caller's to add
 (``CrossingForecast.seed_spread``, or a first-passage simulation along ``Ensemble.curves``).
-A call costs about 0.1–0.25 s of one core for 200 evaluations (11 families, 400 draws).
+A call costs 0.13 s of CPU time in the median, 0.21 s at most, for 200 evaluations (11 families,
+400 draws; 0.18 s and 0.28 s with one prior curve), measured over the tests' eleven curves.
 """
 
 from __future__ import annotations
@@ -126,7 +127,7 @@ class Ensemble:
     fits: dict[str, CurveFit]
     weights: dict[str, float]
     levelled_above: bool
-    noise: float  # RMS residual of the loss around ``fitted``, n − p̄ degrees of freedom
+    noise: float  # RMS residual of the loss around ``fitted`` over the evidence's last doubling
     iterations: np.ndarray
     losses: np.ndarray
     floor_max: float | None = None  # the cap on every floor (loss units); None when levelled above
