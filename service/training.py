@@ -11,6 +11,8 @@ Resuming is a replay, as for a study: the search is rebuilt from the study's com
 first request never committed continues from the last committed checkpoint, read back from the
 database (``DatabaseStates``). The planner is deterministic given what it is told, so the replay
 asks for the same segments in the same order and nothing before the last checkpoint runs again.
+A database outage of any length holds a finished segment in memory until it commits; one that
+ends this run elsewhere is a pause the scheduler resumes (service.db.outage), never a failure.
 """
 
 from __future__ import annotations
@@ -118,7 +120,7 @@ class TrainingRunner:
                                     error=None if result.reached else _why_not(planner))
             crud.prune_states(session, study_id=study_id, keep=keep)  # the final checkpoint stays
 
-        self.db.write(finish)
+        self.db.write_outlasting(finish, stop)
         return result
 
     def fail(self, study_id: str, state: str, error: str) -> None:
@@ -227,7 +229,7 @@ class TrainingRunner:
                                            timeline=timeline_json)
                 crud.prune_states(session, study_id=study_id, keep=keep)
 
-            self.db.write(commit)
+            self.db.write_outlasting(commit, stop)  # a database outage holds the segment in memory
             if self.on_segment is not None:
                 self.on_segment(result, role, planner)
             # once ``stop`` is set, the launcher ends and leaves the segments still running to finish
