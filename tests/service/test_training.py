@@ -42,8 +42,12 @@ def test_cli_train_reaches_the_target_and_its_phases_make_up_the_run(
     assert ran.exit_code == 0, ran.output
     result = json.loads(ran.stdout)
     assert set(result) == {"reached", "ttc_seconds", "tuning_cluster_seconds", "iterations", "final_loss",
-                           "phases"}
+                           "phases", "eta"}
     assert result["reached"] and result["final_loss"] <= 0.002
+    etas = result["eta"]  # one forecast of the time left per checkpoint the run had not yet reached at
+    assert [e["iteration"] for e in etas] == sorted(e["iteration"] for e in etas)
+    assert all(0 <= e["remaining_p10"] <= e["remaining_p50"] <= (e["remaining_p90"] or float("inf"))
+               for e in etas)
     run = sum(p["iterations"] for p in result["phases"])  # the run's lineage, warm-up included
     assert result["iterations"] <= run <= result["iterations"] + 5  # stopped at the eval that reached it
     assert result["ttc_seconds"] >= result["tuning_cluster_seconds"] > 0
