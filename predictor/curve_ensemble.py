@@ -165,8 +165,13 @@ class Ensemble:
 def fit_ensemble(iterations: Sequence[float], losses: Sequence[float], target: float, *,
                  holdout: float = 0.3, seed: int = 0,
                  prior_curves: Sequence[Sequence[tuple[float, float]]] = (),
-                 calibration: Calibration = CALIBRATION) -> Ensemble | None:
+                 calibration: Calibration = CALIBRATION, floor_below_target: bool = True) -> Ensemble | None:
     """Weight the families on a held-out tail and refit the kept ones on all the evidence.
+
+    ``floor_below_target=False`` leaves a still-falling curve's floor free up to its current level
+    instead of capping it below the target: for a caller that simulates the noisy loss's first
+    passage (predictor.forecast), where a mean curve levelling just above the target still reaches
+    it on a dip, late and widely spread, as a run near its floor does.
 
     None when there are fewer than MIN_POINTS evaluations or no family fits. Raises ValueError on
     input no curve could mean (mismatched lengths, a non-positive target or loss, ``holdout``
@@ -179,7 +184,7 @@ def fit_ensemble(iterations: Sequence[float], losses: Sequence[float], target: f
     if len(k) < MIN_POINTS:
         return None
     levelled = levelled_above(k, y, target)
-    floor_max = None if levelled else target * (1.0 - FLOOR_MARGIN)
+    floor_max = None if levelled or not floor_below_target else target * (1.0 - FLOOR_MARGIN)
     scales = {"k_scale": float(k[-1]), "loss_scale": float(y.max())}
     members = dict(FAMILIES)
     for index, curve in enumerate(list(prior_curves)[:MAX_PRIORS]):
