@@ -208,17 +208,23 @@ def test_value_of_information_stops_probing_when_no_candidate_can_pay() -> None:
     assert steps and forks <= own | steps | rates
 
 
-def test_the_first_forks_carry_the_recipes_first_asynchronous_step_and_its_largest_batch() -> None:
-    """Where the warm-up spends the budget the first fork batch is the study's last, so Omnivore's
-    g = 2 of the recipe is in it, beside the baseline and the recipe itself; and so is the warm-up's
-    device at the largest batch (a batch that gained nothing early may near the floor)."""
-    space = replace(SPACE, batch_sizes=(16, 64, 256))
+def first_fork_batch(space: SearchSpace) -> tuple[ColdStartSearch, set[str] | None]:
+    """A long synthetic search run to its end, and the config keys of its first batch of forks."""
     search, cluster, first_batch = ColdStartSearch(space, LONG, 0.03), SyntheticCluster(), None
     while requests := search.ask():
         if first_batch is None and search.fork is not None:
             first_batch = {r.config.key() for r in requests if r.parent == search.fork.key}
         for request in requests:
             search.tell(cluster.run(request, 0.03))
+    return search, first_batch
+
+
+def test_the_first_forks_carry_the_recipes_first_asynchronous_step_and_its_largest_batch() -> None:
+    """Where the warm-up spends the budget the first fork batch is the study's last, so Omnivore's
+    g = 2 of the recipe is in it, beside the baseline and the recipe itself; and so is the warm-up's
+    device at the largest batch (a batch that gained nothing early may near the floor)."""
+    space = replace(SPACE, batch_sizes=(16, 64, 256))
+    search, first_batch = first_fork_batch(space)
     assert first_batch is not None and search.recipe is not None
     steps = {c.key() for c in first_async_steps(search.recipe, space)}
     assert steps and steps <= first_batch
@@ -230,12 +236,7 @@ def test_the_first_forks_compare_the_warm_ups_neighbouring_rates_past_the_transi
     """The sweep ranks rates on curves still in their transient, which cannot rank them (issue 34):
     the warm-up's neighbouring rates are forked from its checkpoint, on its own device, in the first
     fork batch, so no rate is dropped on its first probe from scratch alone."""
-    search, cluster, first_batch = ColdStartSearch(SPACE, LONG, 0.03), SyntheticCluster(), None
-    while requests := search.ask():
-        if first_batch is None and search.fork is not None:
-            first_batch = {r.config.key() for r in requests if r.parent == search.fork.key}
-        for request in requests:
-            search.tell(cluster.run(request, 0.03))
+    search, first_batch = first_fork_batch(SPACE)
     assert first_batch is not None and search.warmup_config is not None
     neighbours = adjacent(sorted(SPACE.learning_rates), search.warmup_config.lr)
     assert neighbours and {search.warmup_config.replace(lr=lr).key() for lr in neighbours} <= first_batch

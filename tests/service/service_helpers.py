@@ -31,6 +31,16 @@ def tiny_spec(**budget: Any) -> dict[str, Any]:
     }
 
 
+def spec_with(path: tuple[str, ...], value: object) -> dict[str, Any]:
+    """``tiny_spec`` with the field at ``path`` (keys from the top) set to ``value``."""
+    spec = tiny_spec()
+    node = spec
+    for key in path[:-1]:
+        node = node.setdefault(key, {})
+    node[path[-1]] = value
+    return spec
+
+
 def mid_study_spec() -> dict[str, Any]:
     """A study long enough to be interrupted: a target beyond the first probe and a generous
     overhead share, so the sweep's second batch runs two probes at once and a fault can land with

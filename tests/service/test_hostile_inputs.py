@@ -15,20 +15,11 @@ from service import cli
 from service.api import predict as predict_route
 from service.api.studies import check_limits
 from service.settings import Settings
-from tests.service.service_helpers import tiny_spec
+from tests.service.service_helpers import spec_with, tiny_spec
 from worker.errors import cluster_fault
 from worker.spec import MAX_PROBES, Spec, parse_spec
 
 JSON = {"Content-Type": "application/json"}
-
-
-def _spec_with(path: tuple[str, ...], value: object) -> dict[str, Any]:
-    spec = tiny_spec()
-    node = spec
-    for key in path[:-1]:
-        node = node.setdefault(key, {})
-    node[path[-1]] = value
-    return spec
 
 
 SUBNORMAL = 5e-324
@@ -47,7 +38,7 @@ VALIDATED_THEN_FAILED = [  # (field path, value): each failed inside the study b
 @pytest.mark.parametrize(("path", "value"), VALIDATED_THEN_FAILED)
 def test_specs_that_cannot_run_are_422_naming_the_field(api: TestClient, path: tuple[str, ...],
                                                         value: object) -> None:
-    response = api.post("/v1/studies", json=_spec_with(path, value))
+    response = api.post("/v1/studies", json=spec_with(path, value))
     assert response.status_code == 422, response.text
     named = [".".join(str(p) for p in e["loc"]) + " " + e["msg"] for e in response.json()["detail"]]
     assert any(path[-1] in line for line in named), named
@@ -56,7 +47,7 @@ def test_specs_that_cannot_run_are_422_naming_the_field(api: TestClient, path: t
 @pytest.mark.parametrize(("path", "value"), VALIDATED_THEN_FAILED)
 def test_ttc_tune_exits_2_naming_the_field(tmp_path, path: tuple[str, ...], value: object) -> None:  # type: ignore[no-untyped-def]
     spec = tmp_path / "spec.yaml"
-    spec.write_text(yaml.safe_dump(_spec_with(path, value)))  # 5.0e-324: YAML reads 5e-324 as a string
+    spec.write_text(yaml.safe_dump(spec_with(path, value)))  # 5.0e-324: YAML reads 5e-324 as a string
     result = CliRunner().invoke(cli.app, ["tune", str(spec)])
     assert result.exit_code == 2, result.output
     assert path[-1] in result.output
@@ -64,9 +55,9 @@ def test_ttc_tune_exits_2_naming_the_field(tmp_path, path: tuple[str, ...], valu
 
 def test_negative_zero_is_zero() -> None:
     """``jitter: -0.0`` passed ``ge=0`` and made numpy's normal refuse its scale in every probe."""
-    spec = parse_spec(_spec_with(("cluster", "jitter"), -0.0))
+    spec = parse_spec(spec_with(("cluster", "jitter"), -0.0))
     assert str(spec.cluster.jitter) == "0.0"
-    assert str(parse_spec(_spec_with(("search", "momenta"), [-0.0])).search.momenta[0]) == "0.0"
+    assert str(parse_spec(spec_with(("search", "momenta"), [-0.0])).search.momenta[0]) == "0.0"
 
 
 def test_the_smallest_accepted_rates_and_momentum_make_optuna_trials() -> None:
@@ -75,7 +66,7 @@ def test_the_smallest_accepted_rates_and_momentum_make_optuna_trials() -> None:
     from predictor.trial_space import record_trial
     from predictor.types import Config, ProbeRequest
 
-    spec = parse_spec(_spec_with(("search", "learning_rates"), [1e-6]))
+    spec = parse_spec(spec_with(("search", "learning_rates"), [1e-6]))
     space = spec.search_space()
     study = optuna.create_study()
     for lr, momentum in [(1e-6, 0.999), (1e-6 / 3, 0.0), (100 * 10, 0.5)]:  # re-plan's lr/3, LARS' ×10

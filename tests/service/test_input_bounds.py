@@ -9,7 +9,7 @@ import json
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.service.service_helpers import tiny_spec
+from tests.service.service_helpers import spec_with, tiny_spec
 
 JSON = {"Content-Type": "application/json"}
 
@@ -17,15 +17,6 @@ JSON = {"Content-Type": "application/json"}
 def _post_raw(api: TestClient, path: str, text: str):  # type: ignore[no-untyped-def]
     """Python's json writes NaN/Infinity as JavaScript does; a client may send them verbatim."""
     return api.post(path, content=text.encode(), headers=JSON)
-
-
-def _spec_with(path: tuple[str, ...], value: object) -> dict:
-    spec = tiny_spec()
-    node = spec
-    for key in path[:-1]:
-        node = node.setdefault(key, {})
-    node[path[-1]] = value
-    return spec
 
 
 @pytest.mark.parametrize(("path", "value"), [
@@ -37,7 +28,7 @@ def _spec_with(path: tuple[str, ...], value: object) -> dict:
     (("budget", "probe_seconds"), float("inf")),
 ])
 def test_non_finite_numbers_are_422_naming_the_field(api: TestClient, path: tuple[str, ...], value) -> None:  # type: ignore[no-untyped-def]
-    response = _post_raw(api, "/v1/studies", json.dumps(_spec_with(path, value)))
+    response = _post_raw(api, "/v1/studies", json.dumps(spec_with(path, value)))
     assert response.status_code == 422, response.text
     where = [tuple(str(p) for p in e["loc"][1:len(path) + 1]) for e in response.json()["detail"]]
     assert path in where
@@ -132,7 +123,7 @@ def test_cancel_of_a_finished_study_is_409(api: TestClient) -> None:
 
 
 def test_a_misspelt_field_is_422_naming_the_field_meant(api: TestClient) -> None:
-    spec = _spec_with(("search", "learning_rate"), [0.1])
+    spec = spec_with(("search", "learning_rate"), [0.1])
     response = api.post("/v1/studies", json=spec)
     assert response.status_code == 422
     [error] = response.json()["detail"]
