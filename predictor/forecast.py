@@ -122,11 +122,6 @@ def _points(curve: list[tuple[int, float, float]]) -> tuple[np.ndarray, np.ndarr
     return k, losses
 
 
-def _log_sd(values: np.ndarray) -> float:
-    finite = values[np.isfinite(values) & (values > 0)]
-    return float(np.std(np.log(finite))) if finite.size > 1 else 0.0
-
-
 def _hardware_sd(speed: Estimate) -> float:
     if not (speed.low > 0 and math.isfinite(speed.high) and speed.high > 0):
         return 0.0
