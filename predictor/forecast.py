@@ -15,6 +15,11 @@ TTC, each read off what the study ran:
   run's fit does not show;
 * **the hardware** — the spread of seconds per iteration (the HE model's interval).
 
+The pooled model that ranked the configs (predictor.ttc_model: a power law with a floor on the
+warm-up's curve, each fork's rate against it) is a second reading of the same curve: where it has
+a finite point, the forecast mixes as many draws around it as the ensemble gives, so that where
+the two disagree on the crossing the interval covers both.
+
 The forecast is in the *anchor*'s iterations — the lineage whose curve the study measured
 longest (the warm-up for a forked plan, the plan's own lineage otherwise) — and mapped to the
 plan's seconds by the pooled model's own pace (predictor.ttc_model): a forked config's rate
@@ -185,18 +190,42 @@ class Spread:
 
 def _spread(model: Ensemble, k: np.ndarray, losses: np.ndarray, anchor: Anchor, target: float,
             horizon: float, hardware: float, bound: float, rng: np.random.Generator,
-            samples: int = 200) -> Spread:
+            samples: int = 200, point: Prediction | None = None) -> Spread:
+    """TTC quantiles at ``target``: the ensemble's first passages, and, where the pooled model that
+    ranked the configs has a finite ``point``, as many draws again around it: two readings of one
+    curve, and where they disagree on the crossing the interval covers both."""
     draws = crossings(model, k, losses, target, anchor.end, horizon, rng, samples)
     seed_sd, shape_sd = _seed_and_shape(draws)
     extra = math.sqrt(max(SEED_FLOOR**2 - seed_sd**2, 0.0))
     remaining = np.maximum(draws - anchor.origin, 0.0)
     jitter = np.exp(rng.normal(0.0, 1.0, draws.shape) * math.hypot(extra, hardware))
-    ttc = anchor.measured_seconds + remaining * anchor.pace * jitter
-    low, mid, high = _quantiles(ttc.ravel(), model.levelled_above,
+    ttc = (anchor.measured_seconds + remaining * anchor.pace * jitter).ravel()
+    reading = _model_draws(point, ttc.size, math.hypot(max(seed_sd, SEED_FLOOR), hardware), rng)
+    if reading is not None:
+        ttc = np.concatenate([ttc, reading])
+        logs = np.log(np.maximum(ttc[np.isfinite(ttc)], 1e-300))
+        shape_sd = math.sqrt(max(float(np.var(logs)) - max(seed_sd, SEED_FLOOR) ** 2 - hardware**2,
+                                 shape_sd**2))
+    low, mid, high = _quantiles(ttc, model.levelled_above,
                                 anchor.measured_seconds + (horizon - anchor.origin) * anchor.pace)
     if math.isfinite(bound):
         low, mid, high = max(low, bound), max(mid, bound), max(high, bound)
     return Spread(low, mid, high, seed_sd, shape_sd)
+
+
+def _model_draws(point: Prediction | None, count: int, floor: float,
+                 rng: np.random.Generator) -> np.ndarray | None:
+    """``count`` TTC draws around the pooled model's point (predictor.ttc_model: a power law with a
+    floor against the warm-up's reference, the fork's rate), log-normal on each side of it with the
+    widths of its 80% interval (an open top takes the bottom's), never narrower than ``floor``."""
+    if point is None or not (math.isfinite(point.ttc_seconds) and point.ttc_seconds > 0):
+        return None
+    mid = point.ttc_seconds
+    below = math.log(mid / point.ttc_low) / Z80 if 0 < point.ttc_low < mid else 0.0
+    bounded = math.isfinite(point.ttc_high) and point.ttc_high > mid
+    above = math.log(point.ttc_high / mid) / Z80 if bounded else below
+    z = rng.standard_normal(count)
+    return mid * np.exp(z * np.where(z < 0, max(below, floor), max(above, floor)))
 
 
 def forecast(prediction: Prediction, anchor: Anchor, target: float, seed: int = 0,
@@ -215,7 +244,8 @@ def forecast(prediction: Prediction, anchor: Anchor, target: float, seed: int = 
         return _unfitted(prediction, hardware)
     horizon = max(anchor.end * HORIZON,
                   2 * prediction.iterations if math.isfinite(prediction.iterations) else 0.0)
-    spread = _spread(model, k, losses, anchor, target, horizon, hardware, prediction.evidence_seconds, rng)
+    spread = _spread(model, k, losses, anchor, target, horizon, hardware, prediction.evidence_seconds, rng,
+                     point=prediction)
     predicted = replace(prediction, ttc_seconds=spread.mid, ttc_low=spread.low, ttc_high=spread.high,
                         iterations=_iterations(prediction, anchor, spread.mid),
                         sources=_shares(max(spread.seed, SEED_FLOOR), spread.shape, hardware))

@@ -157,3 +157,16 @@ def test_coverage_over_seeded_synthetic_curves_is_calibrated() -> None:
             print(shape, sigma, round(low, 3), round(high, 3), mean_crossing * STEP)
     print(f"coverage {covered}/{total}")
     assert 0.7 <= covered / total <= 0.9, f"{covered}/{total}"
+
+
+def test_where_the_pooled_models_point_and_the_ensemble_disagree_the_interval_covers_both() -> None:
+    """The model that ranked the configs is a second reading of the curve: its point joins the
+    forecast, so a crossing either reading places is inside p10–p90."""
+    k = np.arange(EVERY, 1201, EVERY, dtype=float)
+    prediction, anchor = unreached(k, noisy(power(k), 0.005, 0.5, seed=1))
+    alone = forecast(prediction, anchor, 0.25).prediction
+    late = 3 * alone.ttc_seconds  # the model reads the crossing three times later
+    point = Prediction(late, late / 1.2, late * 1.2, STEP, late / STEP, k[-1], prediction.evidence_seconds)
+    both = forecast(point, anchor, 0.25).prediction
+    assert both.ttc_low <= alone.ttc_seconds and both.ttc_high >= late
+    assert dict(both.sources)["shape"] > dict(alone.sources)["shape"]
