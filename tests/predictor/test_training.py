@@ -111,7 +111,7 @@ def test_a_switch_keeps_the_fork_s_progress_and_says_why() -> None:
         assert phase.iterations > 0 and phase.loss_in <= result.phases[0].loss_out  # continues, not restarts
     payload = result.to_dict()
     assert set(payload) == {"reached", "ttc_seconds", "tuning_cluster_seconds", "iterations", "final_loss",
-                            "phases"}
+                            "phases", "eta"}
     assert all(set(p) == {"config", "iterations", "cluster_seconds", "loss_in", "loss_out", "reason"}
                for p in payload["phases"])
 

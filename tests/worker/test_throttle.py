@@ -56,7 +56,7 @@ def test_forks_and_continuations_meet_it_on_the_lineage_clock() -> None:
 @pytest.mark.parametrize(("cluster", "message"), [
     ({"nodes": 2, "throttle": {"node": 2, "speed": 0.5, "after_seconds": 1}}, "nodes 0..1"),
     ({"backend": "ray", "throttle": {"node": 0, "speed": 0.5, "after_seconds": 1}}, "simulated cluster"),
-    ({"throttle": {"node": 0, "speed": 0, "after_seconds": 1}}, "greater than 0"),
+    ({"throttle": {"node": 0, "speed": 0, "after_seconds": 1}}, "greater than or equal to 0.001"),
 ])
 def test_throttle_is_validated_with_a_message_to_act_on(cluster: dict, message: str) -> None:
     with pytest.raises(SpecError, match=message):
