@@ -178,7 +178,7 @@ def cancel_studies(base: str, ids: list[str]) -> float:
 def start_server(database_url: str, port: int) -> subprocess.Popen[bytes]:
     env = {**os.environ, "TTC_DATABASE_URL": database_url}
     env.pop("TTC_API_TOKEN", None)
-    command = ["-c", "from service.cli import main; main()", "serve", "--port", str(port)]
+    command = ["-c", "from service.cli.main import main; main()", "serve", "--port", str(port)]
     return _started(subprocess.Popen([sys.executable, *command], env=env, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL), port)
 

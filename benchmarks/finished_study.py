@@ -10,8 +10,7 @@ import itertools
 import math
 
 from predictor.types import Config, Plan, Prediction, ProbeResult
-from service import crud
-from service.db import Database
+from service.db import Database, measurement_store, study_store
 
 SPEC = {
     "workload": {"name": "digits-mlp"}, "target": {"metric": "train_loss", "value": 0.05},
@@ -39,22 +38,22 @@ def _probe(config: Config, index: int) -> tuple[ProbeResult, float | None]:
 
 def seed(db: Database, trials: int) -> str:
     with db.transaction() as session:
-        study_id = crud.create_study(session, spec={**SPEC, "budget": {"max_probes": trials}}).id
+        study_id = study_store.create_study(session, spec={**SPEC, "budget": {"max_probes": trials}}).id
         best: tuple[float, Config] | None = None
         for index, config in enumerate(_configs(trials)):
-            probe_id = crud.start_probe(session, study_id=study_id, config=config).id
+            probe_id = measurement_store.start_probe(session, study_id=study_id, config=config).id
             result, predicted = _probe(config, index)
-            crud.finish_probe(session, probe_id=probe_id, result=result, predicted_ttc=predicted)
+            measurement_store.finish_probe(session, probe_id=probe_id, result=result, predicted_ttc=predicted)
             if predicted is not None and (best is None or predicted < best[0]):
                 best = (predicted, config)
         assert best is not None
         baseline = _configs(1)[0]
         prediction = Prediction(best[0], best[0] * 0.7, best[0] * 1.4, 1e-4, best[0] / 1e-4)
-        crud.set_plan(session, study_id=study_id, plan=Plan(
+        study_store.set_plan(session, study_id=study_id, plan=Plan(
             study_id, best[1], prediction, baseline, _probe(baseline, 0)[1] or 1.0, trials, trials * 0.4))
         for label, config, predicted, measured in (("plan", best[1], best[0], best[0] * 1.12),
                                                    ("baseline", baseline, _probe(baseline, 0)[1], 0.3)):
-            crud.record_run(session, study_id=study_id, config=config, result={
+            measurement_store.record_run(session, study_id=study_id, config=config, result={
                 "label": label, "config": config.to_dict(), "reached": True, "ttc_seconds": measured,
                 "predicted_ttc_seconds": predicted})
     return study_id

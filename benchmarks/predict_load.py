@@ -57,7 +57,8 @@ def _read(client: httpx.Client) -> float:
 
 def _serve(port: int, database: str, log: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "TTC_DATABASE_URL": database}
-    command = [sys.executable, "-c", "from service.cli import main; main()", "serve", "--port", str(port)]
+    command = [sys.executable, "-c", "from service.cli.main import main; main()",
+               "serve", "--port", str(port)]
     with log.open("wb") as sink:
         return subprocess.Popen(command, env=env, stdout=sink, stderr=subprocess.STDOUT)
 

@@ -3,7 +3,6 @@
 Imports numpy, scipy and optuna only (DESIGN.md §3).
 """
 
-from predictor.agreement import agree
 from predictor.no_number import TargetUnreachable
 from predictor.search import ColdStartSearch
 from predictor.ttc_model import predict_ttc
@@ -19,6 +18,5 @@ __all__ = [
     "ProbeResult",
     "SearchSpace",
     "TargetUnreachable",
-    "agree",
     "predict_ttc",
 ]

@@ -15,20 +15,19 @@ from fastapi.exceptions import RequestValidationError
 from optuna.exceptions import StorageInternalError
 from sqlalchemy.exc import DBAPIError
 
-from service import crud
-from service.allow_header import AllowHeader
 from service.api import ROUTERS
+from service.api.docs import docs_router
 from service.api.errors import validation_error
 from service.api.unavailable import database_unavailable
-from service.api_docs import docs_router
-from service.db import Database
-from service.head_as_get import HeadAsGet
+from service.db import Database, measurement_store, study_store
 from service.metrics import Metrics
-from service.orchestration import dispose_optuna_storages
-from service.request_guard import RequestGuard
-from service.scheduler import StudyScheduler
+from service.middleware.allow_header import AllowHeader
+from service.middleware.head_as_get import HeadAsGet
+from service.middleware.request_guard import RequestGuard
+from service.middleware.timing import TimingMiddleware
+from service.runners.scheduler import StudyScheduler
+from service.runners.study_runner import dispose_optuna_storages
 from service.settings import Settings, get_settings
-from service.timing import TimingMiddleware
 
 log = logging.getLogger(__name__)
 
@@ -50,11 +49,11 @@ def create_app(settings: Settings | None = None, *, run_studies: bool = True) ->
 
     def study_counts() -> dict[str, int]:
         with db.read() as session:
-            return crud.count_by_state(session)
+            return study_store.count_by_state(session)
 
     def probe_counts() -> dict[str, int]:
         with db.read() as session:
-            return crud.count_probes_by_state(session)
+            return measurement_store.count_probes_by_state(session)
 
     metrics = Metrics(study_counts, probe_counts)
 

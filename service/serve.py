@@ -2,7 +2,7 @@
 
 The API workers never run a study (``create_app(run_studies=False)``): a request waits only on
 the database, never behind a model fit or Ray's driver. The orchestrator
-(``service.orchestrator``) is a child process; it follows this one down, even on SIGKILL.
+(``service.runners.orchestrator_process``) is a child process; it follows this one down, even on SIGKILL.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def api_app() -> FastAPI:
 
 def start_orchestrator() -> subprocess.Popen[bytes]:
     env = {**os.environ, "TTC_ORCHESTRATOR_PARENT": str(os.getpid())}
-    return subprocess.Popen([sys.executable, "-m", "service.orchestrator"], env=env)
+    return subprocess.Popen([sys.executable, "-m", "service.runners.orchestrator_process"], env=env)
 
 
 def stop_orchestrator(process: subprocess.Popen[bytes]) -> None:

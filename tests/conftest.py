@@ -37,8 +37,8 @@ def optuna_agrees_with_every_plan(monkeypatch: pytest.MonkeyPatch) -> Iterator[N
     ``ttc_plan`` user attribute. Patched only where a test has imported the runner already."""
     import sys
 
-    orchestration = sys.modules.get("service.orchestration")
-    if orchestration is None:
+    study_runner = sys.modules.get("service.runners.study_runner")
+    if study_runner is None:
         yield
         return
     import optuna
@@ -46,11 +46,11 @@ def optuna_agrees_with_every_plan(monkeypatch: pytest.MonkeyPatch) -> Iterator[N
     from predictor.types import json_safe
 
     mismatches: list[str] = []
-    run = orchestration.StudyRunner.run
+    run = study_runner.StudyRunner.run
 
     def checked_run(self, study_id, stop=None):  # type: ignore[no-untyped-def]
         plan = run(self, study_id, stop)
-        study = optuna.load_study(study_name=study_id, storage=orchestration.optuna_storage(self.db.url))
+        study = optuna.load_study(study_name=study_id, storage=study_runner.optuna_storage(self.db.url))
         expected = {name: plan.config.to_dict()[name] for name in OPTUNA_PARAMS}
         if study.best_trial.params != expected:
             mismatches.append(f"{study_id}: best trial {study.best_trial.params} != plan {expected}")
@@ -58,6 +58,6 @@ def optuna_agrees_with_every_plan(monkeypatch: pytest.MonkeyPatch) -> Iterator[N
             mismatches.append(f"{study_id}: the study's ttc_plan is not the plan")
         return plan
 
-    monkeypatch.setattr(orchestration.StudyRunner, "run", checked_run)
+    monkeypatch.setattr(study_runner.StudyRunner, "run", checked_run)
     yield
     assert not mismatches, "Optuna disagrees with ttc's plan: " + "; ".join(mismatches)

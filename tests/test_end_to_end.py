@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from service.cli import app
+from service.cli.main import app
 
 TINY = """
 workload: {name: digits-mlp}
@@ -76,7 +76,7 @@ def test_bad_spec_exits_2_without_traceback(command: str, tmp_path: Path, databa
     spec.write_text("workload: {name: digits-mlp}\ncluster: {nodes: -4}\n")
     extra = ["--config", "{}"] if command == "run" else []
     done = subprocess.run(
-        [sys.executable, "-c", "from service.cli import main; main()", command, str(spec), *extra],
+        [sys.executable, "-c", "from service.cli.main import main; main()", command, str(spec), *extra],
         capture_output=True, text=True, timeout=120,
     )
     assert done.returncode == 2

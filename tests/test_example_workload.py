@@ -41,7 +41,8 @@ def test_ttc_tune_runs_the_example_from_its_directory_with_a_clean_log(tmp_path:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TTC_", "RAY_")) and k != "COLUMNS"}
     env |= {"TTC_WORKLOAD_MODULES": "two_moons", "TTC_DATABASE_URL": f"sqlite:///{tmp_path / 'ttc.db'}",
             "RAY_USAGE_STATS_ENABLED": "0"}
-    done = subprocess.run([sys.executable, "-c", "from service.cli import main; main()", "tune", "spec.yaml"],
+    done = subprocess.run([sys.executable, "-c", "from service.cli.main import main; main()",
+                           "tune", "spec.yaml"],
                           cwd=EXAMPLE, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()

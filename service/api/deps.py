@@ -14,12 +14,11 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BeforeValidator
 from sqlalchemy.orm import Session
 
-from service import crud
-from service.db import Database, Study
+from service.db import Database, Study, study_store
 from service.metrics import Metrics
-from service.request_guard import token_accepted
-from service.request_intent import declares_json
-from service.scheduler import StudyScheduler
+from service.middleware.request_guard import token_accepted
+from service.middleware.request_intent import declares_json
+from service.runners.scheduler import StudyScheduler
 from service.settings import Settings
 
 # Ids are 12 hex digits; any word-ish id up to 64 characters is looked up (and may be a 404), while
@@ -59,7 +58,7 @@ def require_token(
 ) -> None:
     """With ``TTC_API_TOKEN`` set, a mutating call must send ``Authorization: Bearer <token>``.
 
-    ``service.request_guard`` refuses such a call before its body is read; this dependency states
+    ``service.middleware.request_guard`` refuses such a call before its body is read; this dependency states
     the requirement in the OpenAPI document (a bearer security scheme) and checks it again.
     """
     given = None if credentials is None else f"{credentials.scheme} {credentials.credentials}"
@@ -74,8 +73,9 @@ TokenDep = Depends(require_token)
 
 
 def require_json(request: Request) -> None:
-    """A write's body is JSON (``service.request_intent``): an HTML form or a ``text/plain`` body, the
-    kinds a page on another site can send without the browser asking this service first, is a 415."""
+    """A write's body is JSON (``service.middleware.request_intent``): an HTML form or a
+    ``text/plain`` body, the kinds a page on another site can send without the browser asking this
+    service first, is a 415."""
     has_body = request.headers.get("content-length", "0") != "0" or "transfer-encoding" in request.headers
     if not declares_json(request.headers.get("content-type"), has_body):
         raise HTTPException(status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
@@ -97,7 +97,7 @@ QueryInt = Annotated[int, BeforeValidator(_digits)]
 
 
 def study_or_404(session: Session, study_id: str) -> Study:
-    study = crud.get_study(session, study_id=study_id)
+    study = study_store.get_study(session, study_id=study_id)
     if study is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no study {study_id!r}")
     return study

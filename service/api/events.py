@@ -19,11 +19,10 @@ from fastapi.responses import StreamingResponse
 from sqlalchemy.exc import DBAPIError
 from starlette.concurrency import run_in_threadpool
 
-from service import crud
 from service.api.deps import DatabaseDep, SettingsDep, StudyId, study_or_404
 from service.api.errors import NOT_FOUND, error_response
 from service.api.stream_slots import StreamSlots
-from service.db import TERMINAL_STATES, Database
+from service.db import TERMINAL_STATES, Database, study_store
 from service.db.outage import is_outage
 
 router = APIRouter(prefix="/v1/studies", tags=["studies"])
@@ -41,7 +40,7 @@ TOO_MANY_STREAMS = {429: error_response("too many open event streams on this stu
 def _fetch(db: Database, study_id: str, after: int) -> tuple[list[tuple[int, str, dict]], str]:
     with db.read() as session:
         state = study_or_404(session, study_id).state
-        events = crud.events_after(session, study_id=study_id, after=after)
+        events = study_store.events_after(session, study_id=study_id, after=after)
         return [(e.id, e.kind, e.data) for e in events], state
 
 

@@ -7,9 +7,9 @@ import sys
 from fastapi import APIRouter, Response, status
 from fastapi.responses import JSONResponse
 
-from service import crud
 from service.api.deps import DatabaseDep, MetricsDep
 from service.api.schemas import Health
+from service.db import study_store
 
 router = APIRouter(tags=["operations"])
 
@@ -36,8 +36,8 @@ def healthz(db: DatabaseDep) -> JSONResponse:
     running = 0
     try:
         with db.read() as session:
-            crud.ping(session)
-            running = crud.count_live_leases(session)
+            study_store.ping(session)
+            running = study_store.count_live_leases(session)
         database_ok, database = True, "ok"
     except Exception as exc:  # reported in the body and as a 503, for the orchestrator polling it
         database_ok, database = False, f"error: {type(exc).__name__}"

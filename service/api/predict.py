@@ -13,8 +13,8 @@ from service.api.errors import MUTATING, error_response
 from service.api.examples import PREDICT_EXAMPLES
 from service.api.schemas import PredictRequest, PredictResult
 from service.api.studies import check_limits
-from service.predict_process import predict_config
-from service.run_configs import check_fits
+from service.runners.predict_process import predict_config
+from service.runners.run_configs import check_fits
 from worker.spec import SpecError
 
 router = APIRouter(prefix="/v1", tags=["predict"])

@@ -10,10 +10,10 @@ from __future__ import annotations
 from fastapi import APIRouter, status
 from fastapi.exceptions import RequestValidationError
 
-from service import crud
 from service.api.deps import DatabaseDep, JsonDep, TokenDep
 from service.api.errors import MUTATING
 from service.api.schemas import RunCreate, RunRecorded
+from service.db import measurement_store
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 
@@ -28,5 +28,6 @@ def record_run(body: RunCreate, db: DatabaseDep) -> RunRecorded:
         raise RequestValidationError([{"type": "value_error", "loc": ["body", "result", "config"],
                                        "msg": str(exc), "input": body.result.config.model_dump()}]) from None
     with db.transaction() as session:
-        run = crud.record_run(session, study_id=body.study_id, config=config, result=body.result.model_dump())
+        run = measurement_store.record_run(session, study_id=body.study_id, config=config,
+                                           result=body.result.model_dump())
         return RunRecorded(id=run.id, study_id=run.study_id)

@@ -7,7 +7,6 @@ from typing import Annotated
 from fastapi import APIRouter, Body, HTTPException, Query, status
 from fastapi.exceptions import RequestValidationError
 
-from service import crud
 from service.api.deps import (
     DatabaseDep,
     JsonDep,
@@ -30,7 +29,7 @@ from service.api.schemas import (
     TrialList,
     TrialPublic,
 )
-from service.db import Probe, Study
+from service.db import Probe, Study, measurement_store, study_store
 from service.settings import Settings
 from worker.guardrails import probe_resource_errors
 from worker.spec import Spec
@@ -94,7 +93,7 @@ def submit_study(
     """Accept a study; it runs in the background. Follow it at ``/v1/studies/{id}/events``."""
     check_limits(spec, settings)
     with db.transaction() as session:
-        study_id = crud.create_study(session, spec=spec.model_dump(mode="json")).id
+        study_id = study_store.create_study(session, spec=spec.model_dump(mode="json")).id
     if scheduler is not None:
         scheduler.wake()
     base = f"/v1/studies/{study_id}"
@@ -111,7 +110,7 @@ def list_studies(
     offset: Annotated[QueryInt, Query(ge=0, le=MAX_OFFSET)] = 0,
 ) -> StudyList:
     with db.read() as session:
-        rows, count = crud.list_studies(session, state=state, limit=limit, offset=offset)
+        rows, count = study_store.list_studies(session, state=state, limit=limit, offset=offset)
         return StudyList(data=[summary(s) for s in rows], count=count)
 
 
@@ -119,7 +118,7 @@ def list_studies(
 async def get_study(study_id: StudyId, db: DatabaseDep) -> StudyPublic:
     """On the event loop: two indexed reads cost less than the thread-pool hop around them."""
     with db.read_connection() as connection:
-        found = crud.study_detail(connection, study_id=study_id)
+        found = study_store.study_detail(connection, study_id=study_id)
     if found is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no study {study_id!r}")
     return StudyPublic(**found, workload=workload_name(found["spec"]))
@@ -129,7 +128,7 @@ async def get_study(study_id: StudyId, db: DatabaseDep) -> StudyPublic:
 def list_trials(study_id: StudyId, db: DatabaseDep) -> TrialList:
     with db.read() as session:
         study_or_404(session, study_id)
-        rows = [trial(p) for p in crud.list_probes(session, study_id=study_id)]
+        rows = [trial(p) for p in measurement_store.list_probes(session, study_id=study_id)]
         return TrialList(data=rows, count=len(rows))
 
 
@@ -154,7 +153,7 @@ def cancel_study(study_id: StudyId, db: DatabaseDep) -> StudySummary:
     unfinished training (``POST /v1/studies/{id}/train``) is cancelled the same way."""
     with db.transaction() as session:
         study = study_or_404(session, study_id)
-        if not crud.cancellable(session, study_id=study_id):
+        if not study_store.cancellable(session, study_id=study_id):
             raise HTTPException(status.HTTP_409_CONFLICT,
                                 f"study {study_id} has already finished: {study.state}")
-        return summary(crud.request_cancel(session, study_id=study_id))
+        return summary(study_store.request_cancel(session, study_id=study_id))

@@ -11,11 +11,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body, HTTPException, status
 
-from service import crud
 from service.api.deps import DatabaseDep, JsonDep, SchedulerDep, StudyId, TokenDep, study_or_404
 from service.api.errors import MUTATING, NOT_FOUND, error_response
 from service.api.schemas import TrainingCreate, TrainingPublic
-from service.db import Training
+from service.db import Training, measurement_store, study_store
 
 router = APIRouter(prefix="/v1/studies", tags=["trainings"])
 
@@ -51,8 +50,9 @@ def train_study(
             raise HTTPException(status.HTTP_409_CONFLICT, f"{detail}: only a pending, running or done "
                                                           "study can be trained; submit the spec again")
         try:
-            training = crud.create_training(session, study_id=study_id, max_iterations=body.max_iterations,
-                                            max_overhead=body.max_overhead)
+            training = study_store.create_training(session, study_id=study_id,
+                                                   max_iterations=body.max_iterations,
+                                                   max_overhead=body.max_overhead)
         except ValueError as exc:
             raise HTTPException(status.HTTP_409_CONFLICT,
                                 f"{exc}; follow it at GET /v1/studies/{study_id}/training") from None
@@ -68,8 +68,8 @@ def get_training(study_id: StudyId, db: DatabaseDep) -> TrainingPublic:
     """The training's state, its result so far (the phases of the run) and its timeline."""
     with db.read() as session:
         study_or_404(session, study_id)
-        training = crud.get_training(session, study_id=study_id)
+        training = study_store.get_training(session, study_id=study_id)
         if training is None:
             raise HTTPException(status.HTTP_409_CONFLICT, f"study {study_id} has no training; "
                                                            f"POST /v1/studies/{study_id}/train starts one")
-        return public(training, crud.count_training_segments(session, study_id=study_id))
+        return public(training, measurement_store.count_training_segments(session, study_id=study_id))

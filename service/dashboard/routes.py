@@ -13,10 +13,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Query, Request, Response, status
 from fastapi.responses import FileResponse, JSONResponse
 
-from service import crud
 from service.api.deps import DatabaseDep, StudyId, study_or_404
 from service.dashboard import insights, trial_view, views
 from service.dashboard.cache import RenderedCache
+from service.db import measurement_store, study_store
 
 STATIC = Path(__file__).parent / "static"
 ASSET_TYPES = {".js": "text/javascript", ".css": "text/css", ".md": "text/markdown"}
@@ -68,9 +68,9 @@ def asset(path: str) -> FileResponse:
 @router.get("/dashboard/api/studies")
 def studies(db: DatabaseDep, limit: Annotated[int, Query(ge=1, le=500)] = 200) -> dict[str, Any]:
     with db.read() as session:
-        rows, count = crud.list_studies(session, limit=limit)
-        totals = crud.probe_totals(session, study_ids=[s.id for s in rows])
-        data = [views.study_summary(s, totals.get(s.id, crud.ProbeTotals())) for s in rows]
+        rows, count = study_store.list_studies(session, limit=limit)
+        totals = measurement_store.probe_totals(session, study_ids=[s.id for s in rows])
+        data = [views.study_summary(s, totals.get(s.id, measurement_store.ProbeTotals())) for s in rows]
     return {"data": data, "count": count}
 
 
@@ -83,16 +83,16 @@ def study(study_id: StudyId, db: DatabaseDep, request: Request) -> Response:
     cache = _cache(request)
     with db.read() as session:
         found = study_or_404(session, study_id)
-        last_event = crud.last_event_id(session, study_id=study_id)
-        version = (study_id, last_event, crud.run_count(session, study_id=study_id))
+        last_event = study_store.last_event_id(session, study_id=study_id)
+        version = (study_id, last_event, measurement_store.run_count(session, study_id=study_id))
         body = cache.get(version)
         if body is None:
             body = JSONResponse(views.study_detail(
                 found,
-                crud.list_probes(session, study_id=study_id),
-                crud.list_runs(session, study_id=study_id),
+                measurement_store.list_probes(session, study_id=study_id),
+                measurement_store.list_runs(session, study_id=study_id),
                 last_event,
-                crud.get_training(session, study_id=study_id),
+                study_store.get_training(session, study_id=study_id),
             )).body
             cache.put(version, body)
     return Response(body, media_type="application/json")
@@ -104,10 +104,10 @@ def study_insights(study_id: StudyId, db: DatabaseDep, request: Request) -> Resp
     cache = _cache(request)
     with db.read() as session:
         found = study_or_404(session, study_id)
-        version = ("insights", study_id, crud.last_event_id(session, study_id=study_id))
+        version = ("insights", study_id, study_store.last_event_id(session, study_id=study_id))
         body = cache.get(version)
         if body is None:
-            probes = crud.list_probes(session, study_id=study_id)
+            probes = measurement_store.list_probes(session, study_id=study_id)
             body = JSONResponse(insights.insights(db.url, found, probes)).body
             cache.put(version, body)
     return Response(body, media_type="application/json")
@@ -118,7 +118,7 @@ def trial(study_id: StudyId, number: int, db: DatabaseDep) -> dict[str, Any]:
     """One trial's page: its curve with the fitted curve and band, s/it, why it was set aside."""
     with db.read() as session:
         found = study_or_404(session, study_id)
-        probes = crud.list_probes(session, study_id=study_id)
+        probes = measurement_store.list_probes(session, study_id=study_id)
         probe = next((p for p in probes if p.number == number), None)
         if probe is None:
             raise HTTPException(status.HTTP_404_NOT_FOUND, f"study {study_id!r} has no trial {number}")

@@ -11,9 +11,9 @@ from typing import Any
 
 from predictor.confidence import MAX_EXTRAPOLATION
 from predictor.types import Config, json_safe
-from service.crud import ProbeTotals
 from service.dashboard.plan_view import shown_plan
 from service.db import Probe, Run, Study, Training
+from service.db.measurement_store import ProbeTotals
 
 CURVE_POINTS = 120
 DEFAULT_MAX_PROBES = 48  # BudgetSpec's default, for specs stored without a budget

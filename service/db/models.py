@@ -165,7 +165,7 @@ class TrainingSegment(Base):
 class ProbeState(Base):
     """A probe's end state (``worker.lineage.State``, ``torch.save``d): the checkpoint the next
     segment of its lineage, or a fork, starts from after the service restarted. Only the states
-    a later probe may still start from are kept (``crud.prune_states``)."""
+    a later probe may still start from are kept (``measurement_store.prune_states``)."""
 
     __tablename__ = "ttc_probe_states"
 

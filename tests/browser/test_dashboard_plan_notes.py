@@ -9,10 +9,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from service import crud
 from service.app import create_app
 from service.dashboard.plan_view import BEYOND_ALL
-from service.db import Database
+from service.db import Database, study_store
 from service.settings import Settings
 from tests.service.dashboard_seed import seed_study
 from tests.service.live_app import serving
@@ -28,7 +27,7 @@ def not_worth_tuning(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple
     study_id, _ = seed_study(url)
     db = Database(url)
     with db.transaction() as session:
-        study = crud.get_study(session, study_id=study_id)
+        study = study_store.get_study(session, study_id=study_id)
         ranking = [{**row, "predicted": {"ttc_seconds": None}} for row in study.plan["ranking"]]
         study.plan = {**study.plan, "worth_tuning": False, "worth_tuning_reason": REASON, "ranking": ranking}
     db.dispose()

@@ -1,12 +1,12 @@
-"""A finished study seeded through ``service.crud`` as a runner would record it, for the dashboard's
-tests (JSON and browser): six probes — one reached the target, one predicted far past its evidence,
-one diverged — and a plan whose ranking has a row the evidence supports no number for."""
+"""A finished study seeded through ``service.db.study_store`` and ``service.db.measurement_store``
+as a runner would record it, for the dashboard's tests (JSON and browser): six probes — one
+reached the target, one predicted far past its evidence, one diverged — and a plan whose ranking
+has a row the evidence supports no number for."""
 
 from __future__ import annotations
 
 from predictor.types import Confidence, Config, Plan, Prediction, ProbeResult
-from service import crud
-from service.db import Database
+from service.db import Database, measurement_store, study_store
 
 TARGET = 0.05
 
@@ -27,17 +27,17 @@ def seed_study(database_url: str) -> tuple[str, list[str]]:
     db.migrate()
     configs = [_config(i) for i in range(6)]
     with db.transaction() as session:
-        sid = crud.create_study(session, spec={"workload": {"name": "digits-mlp"},
-                                               "target": {"metric": "train_loss", "value": TARGET},
-                                               "cluster": {"nodes": 2, "devices_per_node": 2}}).id
+        sid = study_store.create_study(session, spec={"workload": {"name": "digits-mlp"},
+                                                      "target": {"metric": "train_loss", "value": TARGET},
+                                                      "cluster": {"nodes": 2, "devices_per_node": 2}}).id
         for i, config in enumerate(configs):
             reached = 300 if i == 5 else None
             result = ProbeResult(config, 400, 0.04, _curve(0.02 * (i + 1)), [1e-4] * 64,
                                  reached_iteration=reached, reached_seconds=0.03 if reached else None,
                                  diverged=i == 4, key=f"p{i}")
             predicted = {0: 0.5, 1: 0.2, 2: 0.08, 3: 5e4, 4: None, 5: 0.03}[i]  # 3: 5e8 iterations
-            probe = crud.start_probe(session, study_id=sid, config=config, key=f"p{i}")
-            crud.finish_probe(session, probe_id=probe.id, result=result, predicted_ttc=predicted)
+            probe = measurement_store.start_probe(session, study_id=sid, config=config, key=f"p{i}")
+            measurement_store.finish_probe(session, probe_id=probe.id, result=result, predicted_ttc=predicted)
 
         def row(i: int, score: float, ttc: float | None, level: str, status: str, reason: str) -> dict:
             return {"config_key": configs[i].key(), "config": configs[i].to_dict(), "probe_keys": [f"p{i}"],
@@ -51,6 +51,6 @@ def seed_study(database_url: str) -> tuple[str, list[str]]:
         ]
         plan = Plan(sid, configs[5], Prediction(0.03, 0.03, 0.03, 1e-4, 300, 400), configs[0], 0.5, 6, 0.2,
                     evidence=["p5"], confidence=Confidence("high", "measured"), ranking=ranking)
-        crud.set_plan(session, study_id=sid, plan=plan)
+        study_store.set_plan(session, study_id=sid, plan=plan)
     db.dispose()
     return sid, [c.key() for c in configs]

@@ -80,7 +80,7 @@ class ServiceProcess:
     def start(self, timeout: float = 60.0) -> ServiceProcess:
         with self.log.open("ab") as sink:
             self.process = subprocess.Popen(
-                [sys.executable, "-c", "from service.cli import main; main()", "serve",
+                [sys.executable, "-c", "from service.cli.main import main; main()", "serve",
                  "--port", str(self.port), *self.args],
                 env=self.env, stdout=sink, stderr=subprocess.STDOUT,
             )

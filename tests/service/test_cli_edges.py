@@ -17,7 +17,7 @@ import uvicorn
 import yaml
 
 from service.app import create_app
-from service.run_configs import ConfigArgumentError, parse_config_argument
+from service.runners.run_configs import ConfigArgumentError, parse_config_argument
 from service.settings import Settings
 from tests.service.service_helpers import free_port, tiny_spec, wait_for
 
@@ -25,7 +25,7 @@ HEAVY = ("torch", "ray", "optuna", "sqlalchemy", "fastapi", "numpy", "httpx")
 
 
 def _ttc(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", "from service.cli import main; main()", *args],
+    return subprocess.run([sys.executable, "-c", "from service.cli.main import main; main()", *args],
                           capture_output=True, text=True, timeout=300, env=env)
 
 
@@ -45,7 +45,7 @@ def refusing_server(tmp_path: Path) -> Iterator[str]:
 
 
 def test_the_cli_module_imports_nothing_heavy() -> None:
-    code = f"import sys, service.cli; print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    code = f"import sys, service.cli.main; print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 

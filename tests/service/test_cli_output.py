@@ -15,10 +15,11 @@ from typer.testing import CliRunner
 
 from predictor import TargetUnreachable
 from predictor.types import Confidence, Config, Plan, Prediction, ProbeResult
-from service import cli, crud, orchestration
-from service.cli_output import make_console, quiet_ray
-from service.cli_plan import print_plan
-from service.db import Database
+from service.cli import main as cli
+from service.cli.output import make_console, quiet_ray
+from service.cli.plan import print_plan
+from service.db import Database, measurement_store, study_store
+from service.runners import study_runner
 
 LONG_PLAN_CONFIG = Config("async_groups", 4, 4, groups=4, batch_size=64, lr=0.03, momentum=0.6)
 TIDY = Path(__file__).resolve().parents[2] / "examples" / "quickstart.yaml"
@@ -45,16 +46,16 @@ def test_studies_show_in_a_log_keeps_the_plan_and_table_whole(database_url: str,
     db = Database(database_url)
     db.migrate()
     with db.transaction() as session:
-        study = crud.create_study(session, spec={"workload": {"name": "digits-mlp"}}).id
+        study = study_store.create_study(session, spec={"workload": {"name": "digits-mlp"}}).id
         failed = ProbeResult(LONG_PLAN_CONFIG, 0, 0.0, [],
                              error="ValidationError: hidden: Input should be greater than 0 (got 0) [type=x]")
-        probe = crud.start_probe(session, study_id=study, config=LONG_PLAN_CONFIG)
-        crud.finish_probe(session, probe_id=probe.id, result=failed, predicted_ttc=None)
-        crud.set_plan(session, study_id=study, plan=Plan(
+        probe = measurement_store.start_probe(session, study_id=study, config=LONG_PLAN_CONFIG)
+        measurement_store.finish_probe(session, probe_id=probe.id, result=failed, predicted_ttc=None)
+        study_store.set_plan(session, study_id=study, plan=Plan(
             study, LONG_PLAN_CONFIG, Prediction(1.5, 1.0, 2.0, 1e-3, 1500.0), LONG_PLAN_CONFIG, 1.5, 1, 0.1))
     db.dispose()
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"} | {"TTC_DATABASE_URL": database_url}
-    command = [sys.executable, "-c", "from service.cli import main; main()", "studies", "show", study]
+    command = [sys.executable, "-c", "from service.cli.main import main; main()", "studies", "show", study]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
@@ -105,7 +106,7 @@ def test_probe_failures_are_printed_whole_and_a_study_of_failures_is_not_unreach
     database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TTC_DATABASE_URL", database_url)
-    monkeypatch.setattr(orchestration, "StudyRunner", FailingRunner)
+    monkeypatch.setattr(study_runner, "StudyRunner", FailingRunner)
     result = CliRunner().invoke(cli.app, ["tune", str(TIDY)])
     assert result.exit_code == cli.EXIT_INTERNAL, result.output
     stderr = " ".join(result.stderr.split())

@@ -14,7 +14,7 @@ import yaml
 from fastapi.testclient import TestClient
 
 from service.app import create_app
-from service.request_intent import cross_site_reason, host_allowed, host_name
+from service.middleware.request_intent import cross_site_reason, host_allowed, host_name
 from service.settings import Settings
 from tests.service.service_helpers import LOCAL_URL, ServiceProcess, local_client, tiny_spec
 

@@ -1,5 +1,6 @@
 """The dashboard's JSON and assets, ``ttc studies list/show``, and the ``--max-ttc`` gate — no Ray:
-studies are seeded through ``service.crud`` as a runner would record them."""
+studies are seeded through ``service.db.study_store`` and ``service.db.measurement_store`` as a
+runner would record them."""
 
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ import pytest
 from typer.testing import CliRunner
 
 from predictor.types import Confidence, Config, Plan, Prediction, ProbeResult
-from service import cli, crud
 from service.app import create_app
-from service.cli import app
-from service.db import Database
+from service.cli import main as cli
+from service.cli.main import app
+from service.db import Database, measurement_store, study_store
 from service.settings import Settings
 from tests.service.service_helpers import local_client
 
@@ -37,17 +38,17 @@ def study_id(database_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
     db.migrate()
     curve = [(k, k * 1e-4, 1 / (0.1 * k + 1)) for k in range(0, 600, 5)]
     with db.transaction() as session:
-        sid = crud.create_study(session, spec={"workload": {"name": "digits-mlp"},
-                                               "cluster": {"nodes": 2, "devices_per_node": 2},
-                                               "budget": {"max_probes": 6}}).id
+        sid = study_store.create_study(session, spec={"workload": {"name": "digits-mlp"},
+                                                      "cluster": {"nodes": 2, "devices_per_node": 2},
+                                                      "budget": {"max_probes": 6}}).id
         reached = ProbeResult(ASYNC, 600, 0.06, curve, reached_iteration=95, reached_seconds=0.0095)
         diverged = ProbeResult(SYNC, 40, 0.01, curve[:8], diverged=True)
         for config, result, ttc in ((ASYNC, reached, 0.0095), (SYNC, diverged, None)):
-            probe = crud.start_probe(session, study_id=sid, config=config)
-            crud.finish_probe(session, probe_id=probe.id, result=result, predicted_ttc=ttc)
-        crud.set_plan(session, study_id=sid, plan=_plan(sid, 0.0095))
-        crud.record_run(session, study_id=sid, config=ASYNC,
-                        result={"label": "plan", "reached": True, "ttc_seconds": 0.011,
+            probe = measurement_store.start_probe(session, study_id=sid, config=config)
+            measurement_store.finish_probe(session, probe_id=probe.id, result=result, predicted_ttc=ttc)
+        study_store.set_plan(session, study_id=sid, plan=_plan(sid, 0.0095))
+        measurement_store.record_run(session, study_id=sid, config=ASYNC,
+                                     result={"label": "plan", "reached": True, "ttc_seconds": 0.011,
                                 "predicted_ttc_seconds": 0.0095})
     db.dispose()
     return sid
@@ -63,7 +64,8 @@ def test_dashboard_json_shapes_trials_for_tables_and_charts(database_url: str, s
         assert client.get("/dashboard/api/studies/nope").status_code == 404
         db = Database(database_url)
         with db.transaction() as session:  # a new run is a new version of the page's data
-            crud.record_run(session, study_id=study_id, config=SYNC, result={"label": "baseline"})
+            measurement_store.record_run(session, study_id=study_id, config=SYNC,
+                                         result={"label": "baseline"})
         db.dispose()
         assert len(client.get(f"/dashboard/api/studies/{study_id}").json()["runs"]) == 2
     assert listing[0] | {"created_at": None} == {
@@ -130,6 +132,6 @@ def test_the_ttc_entry_point_returns_the_exit_code(tmp_path: Path) -> None:
     """The installed ``ttc`` runs ``main()``, not CliRunner: CI gates read its real exit status."""
     bad = tmp_path / "bad.yaml"
     bad.write_text("workload: {name: no-such-workload}\n")
-    done = subprocess.run([sys.executable, "-c", "from service.cli import main; main()", "tune", str(bad)],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", "from service.cli.main import main; main()",
+                           "tune", str(bad)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr

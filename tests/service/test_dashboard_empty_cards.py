@@ -10,11 +10,10 @@ from optuna.distributions import FloatDistribution
 from optuna.trial import TrialState
 
 from predictor.ranking import UNBOUNDED
-from service import crud
 from service.app import create_app
 from service.dashboard import insights
 from service.dashboard.plan_view import BEYOND_ALL, shown_plan
-from service.db import Database
+from service.db import Database, study_store
 from service.settings import Settings
 from tests.service.dashboard_seed import seed_study
 
@@ -57,7 +56,7 @@ def test_the_study_page_json_carries_not_worth_tuning_and_its_reason(database_ur
     db = Database(database_url)
     reason = "a probe reached the target in 0.03 s; the 6 probes already cost more than tuning may spend"
     with db.transaction() as session:
-        study = crud.get_study(session, study_id=study_id)
+        study = study_store.get_study(session, study_id=study_id)
         study.plan = {**study.plan, "worth_tuning": False, "worth_tuning_reason": reason}
     db.dispose()
     with TestClient(create_app(Settings(database_url=database_url), run_studies=False),
@@ -71,7 +70,7 @@ def test_a_trial_page_says_why_it_lost_without_points_when_every_config_is_beyon
     study_id, _ = seed_study(database_url)
     db = Database(database_url)
     with db.transaction() as session:
-        study = crud.get_study(session, study_id=study_id)
+        study = study_store.get_study(session, study_id=study_id)
         ranking = [{**row, "predicted": {"ttc_seconds": None}} for row in study.plan["ranking"]]
         study.plan = {**study.plan, "ranking": ranking}
     db.dispose()

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from service.app import create_app
-from service.cli import app
+from service.cli.main import app
 from service.dashboard import insights
 from service.settings import Settings
 from tests.service.dashboard_seed import seed_study

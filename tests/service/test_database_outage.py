@@ -17,11 +17,10 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.exc import OperationalError
 
-from service import crud
 from service.api import events
 from service.app import create_app
-from service.db import TERMINAL_STATES, Database
-from service.orchestration import StudyRunner
+from service.db import TERMINAL_STATES, Database, measurement_store, study_store
+from service.runners.study_runner import StudyRunner
 from service.settings import Settings
 from tests.service.conftest import _reset_postgres
 from tests.service.private_postgres import PrivatePostgres, available, running
@@ -69,7 +68,7 @@ def test_an_open_event_stream_outlives_an_outage(tmp_path: Path, monkeypatch: py
 
 def _plan(db: Database, study_id: str) -> dict[str, Any]:
     with db.read() as session:
-        study = crud.get_study(session, study_id=study_id)
+        study = study_store.get_study(session, study_id=study_id)
         assert study.state == "done", f"study {study_id} is {study.state}: {study.error}"
         return {key: value for key, value in study.plan.items() if key != "study_id"}
 
@@ -112,7 +111,7 @@ def test_a_study_outlives_a_database_outage_longer_than_a_call_waits(
 
         def mid_study() -> bool:
             with db.read() as session:
-                probes = crud.list_probes(session, study_id=study_id)
+                probes = measurement_store.list_probes(session, study_id=study_id)
             finished = [p for p in probes if p.finished_at is not None]
             return bool(finished) and len(finished) < len(probes)
 
@@ -130,14 +129,14 @@ def test_a_study_outlives_a_database_outage_longer_than_a_call_waits(
 
         def finished() -> str | None:
             with db.read() as session:
-                state = crud.get_study(session, study_id=study_id).state
+                state = study_store.get_study(session, study_id=study_id).state
             return state if state in TERMINAL_STATES else None
 
         assert wait_for(finished, timeout=300, interval=0.5, what="the study's end") == "done"
         assert _plan(db, study_id) == uninterrupted_plan
         with db.read() as session:
-            probes = crud.list_probes(session, study_id=study_id)
-            kinds = [event.kind for event in crud.events_after(session, study_id=study_id, after=0)]
+            probes = measurement_store.list_probes(session, study_id=study_id)
+            kinds = [event.kind for event in study_store.events_after(session, study_id=study_id, after=0)]
         assert all(p.state != "cancelled" and p.finished_at is not None for p in probes)
         log.info("after the outage: %d probes (attempts %s), %d resumes", len(probes),
                  [p.attempts for p in probes], kinds.count("resumed"))

@@ -9,10 +9,9 @@ from contextlib import ExitStack
 import httpx
 import pytest
 
-from service import crud
 from service.api.stream_slots import StreamSlots
 from service.app import create_app
-from service.db import Database
+from service.db import Database, study_store
 from service.settings import Settings
 from tests.service.live_app import serving
 from tests.service.service_helpers import tiny_spec, wait_for
@@ -22,7 +21,7 @@ from tests.service.service_helpers import tiny_spec, wait_for
 def service(db: Database) -> Iterator[tuple[str, list[str]]]:
     """The API (no studies run) with at most 2 streams per study and 3 in all, and 3 pending studies."""
     with db.transaction() as session:
-        studies = [crud.create_study(session, spec=tiny_spec()).id for _ in range(3)]
+        studies = [study_store.create_study(session, spec=tiny_spec()).id for _ in range(3)]
     settings = Settings(database_url=db.url, max_event_streams_per_study=2, max_event_streams=3)
     app = create_app(settings, run_studies=False)
     with serving(app) as url:

@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from service import cli, crud, orchestration, training
-from service.db import Database
-from service.held_lease import HeldLease, local_owner
-from service.orchestration import StudyRunner
-from service.scheduler import StudyScheduler
+from service.cli import main as cli
+from service.db import Database, study_store
+from service.runners import study_runner, training_runner
+from service.runners.held_lease import HeldLease, local_owner
+from service.runners.scheduler import StudyScheduler
+from service.runners.study_runner import StudyRunner
+from service.runners.training_runner import TrainingRunner
 from service.settings import Settings
-from service.training import TrainingRunner
 from tests.service.service_helpers import tiny_spec
 from worker.spec import parse_spec
 
@@ -41,16 +42,16 @@ def test_a_lease_taken_over_by_another_process_stops_the_local_run(db: Database)
     study_id = StudyRunner(db).submit(parse_spec(tiny_spec()), owner=owner, lease_seconds=0.3)
     with HeldLease(db, study_id, owner, seconds=0.3) as lease:
         with db.transaction() as session:  # as if this process stalled past its lease
-            crud.release_lease(session, study_id=study_id, owner=owner)
-            assert crud.acquire_lease(session, study_id=study_id, owner="server", seconds=30)
+            study_store.release_lease(session, study_id=study_id, owner=owner)
+            assert study_store.acquire_lease(session, study_id=study_id, owner="server", seconds=30)
         assert lease.lost.wait(10)
         assert "took the study over" in lease.why_stopped(RuntimeError("stopped"))
     with db.read() as session:  # the new holder's lease is left as it is
-        assert crud.lease_expires_at(session, study_id=study_id) is not None
+        assert study_store.lease_expires_at(session, study_id=study_id) is not None
 
 
-@pytest.mark.parametrize(("command", "runner"), [("tune", orchestration.StudyRunner),
-                                                 ("train", training.TrainingRunner)])
+@pytest.mark.parametrize(("command", "runner"), [("tune", study_runner.StudyRunner),
+                                                 ("train", training_runner.TrainingRunner)])
 def test_an_interrupted_local_run_cancels_its_study(
     db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, runner: type
 ) -> None:
@@ -65,9 +66,9 @@ def test_an_interrupted_local_run_cancels_its_study(
     assert result.exit_code == 130, result.output
     assert "interrupted" in result.stderr
     with db.read() as session:
-        (study,), _ = crud.list_studies(session)
+        (study,), _ = study_store.list_studies(session)
         assert study.state == "cancelled"
-        assert crud.lease_expires_at(session, study_id=study.id) is None
+        assert study_store.lease_expires_at(session, study_id=study.id) is None
         if command == "train":
-            assert crud.get_training(session, study_id=study.id).state == "cancelled"
+            assert study_store.get_training(session, study_id=study.id).state == "cancelled"
     assert not StudyScheduler(db, Settings(database_url=db.url))._acquire(study.id)

@@ -11,9 +11,9 @@ import yaml
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from service import cli
 from service.api import predict as predict_route
 from service.api.studies import check_limits
+from service.cli import main as cli
 from service.settings import Settings
 from tests.service.service_helpers import spec_with, tiny_spec
 from worker.errors import cluster_fault

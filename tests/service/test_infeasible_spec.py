@@ -11,8 +11,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from service import cli
 from service.app import create_app
+from service.cli import main as cli
 from service.settings import Settings
 from tests.service.service_helpers import local_client
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import optuna
 import pytest
 
-from predictor.agreement import PLAN_ATTR
 from predictor.trial_space import TRIAL_PARAMS as PARAMS
 from predictor.types import json_safe
 from service.db import Database
-from service.orchestration import StudyRunner, load_optuna_study, optuna_storage
+from service.db.optuna_mirror import PLAN_ATTR
+from service.runners.study_runner import StudyRunner, load_optuna_study, optuna_storage
 from tests.service.service_helpers import tiny_spec
 from worker.spec import parse_spec
 

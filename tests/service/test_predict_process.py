@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from service import predict_process
 from service.app import create_app
+from service.runners import predict_process
 from service.settings import Settings
 from tests.service.service_helpers import tiny_spec
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from service import crud
-from service.db import Database
+from service.db import Database, study_store
 from service.db.priors import finished_curves
 
 JOB = {"workload": {"name": "digits-mlp"}, "target": {"metric": "train_loss", "value": 0.1}}
@@ -11,11 +10,11 @@ JOB = {"workload": {"name": "digits-mlp"}, "target": {"metric": "train_loss", "v
 
 def _trained(db: Database, spec: dict, state: str = "done", points: int = 20) -> str:
     with db.transaction() as session:
-        study_id = crud.create_study(session, spec=spec).id
-        crud.create_training(session, study_id=study_id, max_iterations=1000)
+        study_id = study_store.create_study(session, spec=spec).id
+        study_store.create_training(session, study_id=study_id, max_iterations=1000)
         timeline = {"points": [[k * 0.01, k * 10, 1.0 / (1 + k)] for k in range(points)]}
-        crud.set_training_progress(session, study_id=study_id, result={}, timeline=timeline)
-        crud.set_training_state(session, study_id=study_id, state=state)
+        study_store.set_training_progress(session, study_id=study_id, result={}, timeline=timeline)
+        study_store.set_training_state(session, study_id=study_id, state=state)
     return study_id
 
 

@@ -10,9 +10,11 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from predictor.types import Config, Plan, Prediction
-from service import cli, crud, remote_runs, run_configs
 from service.app import create_app
-from service.db import Database
+from service.cli import main as cli
+from service.client import runs as client_runs
+from service.db import Database, study_store
+from service.runners import run_configs
 from service.settings import Settings
 from tests.service.service_helpers import LOCAL_URL, free_port, local_client
 
@@ -26,7 +28,7 @@ MEASURED = {"label": "plan", "config": CONFIG.to_dict(), "reached": True, "ttc_s
 @pytest.fixture
 def study_id(db: Database) -> str:
     with db.transaction() as session:
-        return crud.create_study(session, spec={"workload": {"name": "digits-mlp"}}).id
+        return study_store.create_study(session, spec={"workload": {"name": "digits-mlp"}}).id
 
 
 def test_a_run_is_recorded_linked_to_its_study_or_unlinked(database_url: str, study_id: str) -> None:
@@ -76,7 +78,7 @@ def test_ttc_run_server_records_on_the_service_not_locally(
     monkeypatch.setenv("TTC_API_TOKEN", "s3cret")
     monkeypatch.setattr(run_configs, "execute_configs", lambda spec, targets, *rest: [
         {**MEASURED, "label": t.label, "config": t.config.to_dict()} for t in targets])
-    monkeypatch.setattr(remote_runs, "_client", lambda server, token: TestClient(
+    monkeypatch.setattr(client_runs, "_client", lambda server, token: TestClient(
         service, base_url=server, headers={"Authorization": f"Bearer {token}"} if token else {}))
     plan = Plan(study_id, CONFIG, Prediction(0.45, 0.3, 0.6, 0.004, 112.0), CONFIG, 0.45, 3, 0.2)
     plan_path = tmp_path / "plan.json"

@@ -8,8 +8,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from predictor.types import Config, ProbeResult
-from service import crud
 from service.app import create_app
+from service.db import measurement_store
 from service.settings import Settings
 from tests.service.service_helpers import local_client, tiny_spec
 
@@ -42,10 +42,10 @@ def test_a_study_shows_its_probe_counts_by_state(client: TestClient) -> None:
     with db.transaction() as session:
         for lr, diverged in ((0.1, False), (0.2, False), (9.0, True), (0.3, None)):
             config = Config("sync", 1, 2, batch_size=16, lr=lr)
-            probe = crud.start_probe(session, study_id=study_id, config=config)
+            probe = measurement_store.start_probe(session, study_id=study_id, config=config)
             if diverged is not None:
                 result = ProbeResult(config, 10, 0.1, [(10, 0.1, 0.5)], diverged=diverged)
-                crud.finish_probe(session, probe_id=probe.id, result=result, predicted_ttc=None)
+                measurement_store.finish_probe(session, probe_id=probe.id, result=result, predicted_ttc=None)
     shown = client.get(f"/v1/studies/{study_id}").json()
     assert shown["probes"] == {"complete": 2, "diverged": 1, "running": 1}
     assert shown["state"] == "pending" and shown["spec"]["budget"]["max_probes"] == 3

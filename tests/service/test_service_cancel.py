@@ -11,8 +11,7 @@ import httpx
 import pytest
 import ray
 
-from service import crud
-from service.db import Database
+from service.db import Database, measurement_store
 from tests.service.service_helpers import ServiceProcess, tiny_spec, wait_for
 
 log = logging.getLogger(__name__)
@@ -37,7 +36,8 @@ def test_cancel_stops_the_probes_on_ray_and_leaves_no_probe_running(
 
         def probes_running() -> bool:
             with db.read() as session:
-                running = crud.count_probes_by_state(session, study_id=study_id).get("running", 0)
+                counts = measurement_store.count_probes_by_state(session, study_id=study_id)
+                running = counts.get("running", 0)
             return running >= 1 and not _idle(total)
 
         wait_for(probes_running, timeout=120, interval=0.2, what="a probe running on Ray")
@@ -51,7 +51,7 @@ def test_cancel_stops_the_probes_on_ray_and_leaves_no_probe_running(
 
         wait_for(lambda: state() == "cancelled", timeout=60, interval=0.1, what="the study cancelled")
         with db.read() as session:
-            probes = crud.count_probes_by_state(session, study_id=study_id)
+            probes = measurement_store.count_probes_by_state(session, study_id=study_id)
         assert "running" not in probes and probes.get("cancelled", 0) >= 1
         assert httpx.post(f"{service.url}/v1/studies/{study_id}/cancel").status_code == 409
         log.info("cancel to no Ray work: %.1f s; probes by state after: %s", idle_after, probes)

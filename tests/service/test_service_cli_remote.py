@@ -17,8 +17,8 @@ def _tune(spec: dict, tmp_path: Path, server: str, *extra: str) -> subprocess.Co
     path = tmp_path / "spec.yaml"
     path.write_text(yaml.safe_dump(spec))
     return subprocess.run(
-        [sys.executable, "-c", "from service.cli import main; main()", "tune", str(path), "--server", server,
-         *extra], capture_output=True, text=True, timeout=300,
+        [sys.executable, "-c", "from service.cli.main import main; main()",
+         "tune", str(path), "--server", server, *extra], capture_output=True, text=True, timeout=300,
     )
 
 

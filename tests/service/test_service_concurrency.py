@@ -10,9 +10,8 @@ import httpx
 import optuna
 import pytest
 
-from service import crud
-from service.db import TERMINAL_STATES, Database
-from service.orchestration import optuna_study_name
+from service.db import TERMINAL_STATES, Database, measurement_store, study_store
+from service.runners.study_runner import optuna_study_name
 from tests.service.service_helpers import ServiceProcess, tiny_spec, wait_for
 
 log = logging.getLogger(__name__)
@@ -34,15 +33,15 @@ def test_twenty_studies_at_once(database_url: str, ray_address: str, tmp_path: P
 
         def all_finished() -> dict[str, str] | None:
             with db.read() as session:
-                states = {i: crud.get_study(session, study_id=i).state for i in ids}
+                states = {i: study_store.get_study(session, study_id=i).state for i in ids}
             return states if all(s in TERMINAL_STATES for s in states.values()) else None
 
         states = wait_for(all_finished, timeout=540, interval=1.0, what=f"{STUDIES} studies finished")
         elapsed = time.monotonic() - started
         assert set(states.values()) == {"done"}, states
         with db.read() as session:
-            probes = {i: crud.list_probes(session, study_id=i) for i in ids}
-            events = {i: crud.events_after(session, study_id=i) for i in ids}
+            probes = {i: measurement_store.list_probes(session, study_id=i) for i in ids}
+            events = {i: study_store.events_after(session, study_id=i) for i in ids}
         for study_id in ids:  # every probe committed once, numbered without gaps, told to Optuna once
             assert [p.number for p in probes[study_id]] == [0, 1]
             assert all(p.result is not None and p.attempts == 1 for p in probes[study_id])

@@ -8,8 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from sqlalchemy import inspect
 
 from predictor.types import Config, ProbeRequest, ProbeResult
-from service import crud
-from service.db import Database
+from service.db import Database, measurement_store, study_store
 from service.db.migrate import VERSION_TABLE
 
 
@@ -35,41 +34,43 @@ def test_processes_starting_together_migrate_a_fresh_database_in_turn(database_u
 
 def test_lease_is_exclusive_until_it_expires(db: Database) -> None:
     with db.transaction() as session:
-        study_id = crud.create_study(session, spec={"workload": {"name": "digits-mlp"}}).id
+        study_id = study_store.create_study(session, spec={"workload": {"name": "digits-mlp"}}).id
     with db.transaction() as session:
-        assert crud.acquire_lease(session, study_id=study_id, owner="a", seconds=0.5)
+        assert study_store.acquire_lease(session, study_id=study_id, owner="a", seconds=0.5)
     with db.transaction() as session:
-        assert not crud.acquire_lease(session, study_id=study_id, owner="b", seconds=0.5)
-        assert crud.renew_lease(session, study_id=study_id, owner="a", seconds=0.5)
+        assert not study_store.acquire_lease(session, study_id=study_id, owner="b", seconds=0.5)
+        assert study_store.renew_lease(session, study_id=study_id, owner="a", seconds=0.5)
     time.sleep(0.7)
     with db.transaction() as session:
-        assert crud.acquire_lease(session, study_id=study_id, owner="b", seconds=30)
+        assert study_store.acquire_lease(session, study_id=study_id, owner="b", seconds=30)
     with db.transaction() as session:
-        assert not crud.renew_lease(session, study_id=study_id, owner="a", seconds=30)
-        crud.release_lease(session, study_id=study_id, owner="b")
+        assert not study_store.renew_lease(session, study_id=study_id, owner="a", seconds=30)
+        study_store.release_lease(session, study_id=study_id, owner="b")
     with db.transaction() as session:
-        assert crud.acquire_lease(session, study_id=study_id, owner="a", seconds=30)
+        assert study_store.acquire_lease(session, study_id=study_id, owner="a", seconds=30)
 
 
 def test_a_probe_in_flight_is_retried_in_its_row_and_a_finished_one_never(db: Database) -> None:
     config = Config("sync", 1, 2, batch_size=32, lr=0.1)
     with db.transaction() as session:
-        study_id = crud.create_study(session, spec={}).id
-        first = crud.start_probe(session, study_id=study_id, config=config).id
+        study_id = study_store.create_study(session, spec={}).id
+        first = measurement_store.start_probe(session, study_id=study_id, config=config).id
     with db.transaction() as session:  # the crash: the row stays unfinished; the resumed study retries
-        retry = crud.start_probe(session, study_id=study_id, config=config)
+        retry = measurement_store.start_probe(session, study_id=study_id, config=config)
         assert (retry.id, retry.attempts) == (first, 2)
-        crud.finish_probe(session, probe_id=retry.id, result=ProbeResult(config, 10, 1.0, [(10, 1.0, 0.5)]),
-                          predicted_ttc=3.0)
+        measurement_store.finish_probe(session, probe_id=retry.id,
+                                       result=ProbeResult(config, 10, 1.0, [(10, 1.0, 0.5)]),
+                                       predicted_ttc=3.0)
     with db.transaction() as session:
         try:
-            crud.start_probe(session, study_id=study_id, config=config)
+            measurement_store.start_probe(session, study_id=study_id, config=config)
         except ValueError as exc:
             assert "never re-run" in str(exc)
         else:
             raise AssertionError("a finished probe was started again")
     with db.read() as session:
-        assert [r.config for r in crud.finished_probes(session, study_id=study_id).values()] == [config]
+        finished = measurement_store.finished_probes(session, study_id=study_id)
+        assert [r.config for r in finished.values()] == [config]
 
 
 def test_a_continued_probe_is_its_own_row_of_the_same_config(db: Database) -> None:
@@ -81,12 +82,12 @@ def test_a_continued_probe_is_its_own_row_of_the_same_config(db: Database) -> No
     longer = ProbeResult(config, 30, 3.0, [(10, 1.0, 0.5), (40, 4.0, 0.3)], key=continued.key,
                          parent=config.key(), start_iteration=10, start_seconds=1.0)
     with db.transaction() as session:
-        study_id = crud.create_study(session, spec={}).id
+        study_id = study_store.create_study(session, spec={}).id
         for key, result in ((config.key(), short), (continued.key, longer)):
-            probe = crud.start_probe(session, study_id=study_id, config=config, key=key)
-            crud.finish_probe(session, probe_id=probe.id, result=result, predicted_ttc=None)
+            probe = measurement_store.start_probe(session, study_id=study_id, config=config, key=key)
+            measurement_store.finish_probe(session, probe_id=probe.id, result=result, predicted_ttc=None)
     with db.read() as session:
-        finished = crud.finished_probes(session, study_id=study_id)
+        finished = measurement_store.finished_probes(session, study_id=study_id)
     assert list(finished) == [config.key(), continued.key]
     replayed = finished[continued.key]
     assert (replayed.iterations, replayed.parent, replayed.start_iteration, replayed.end_iteration) == (
@@ -95,36 +96,37 @@ def test_a_continued_probe_is_its_own_row_of_the_same_config(db: Database) -> No
 
 def test_events_are_ordered_and_resumable_after_an_id(db: Database) -> None:
     with db.transaction() as session:
-        study_id = crud.create_study(session, spec={}).id
-        crud.set_state(session, study_id=study_id, state="running")
-        crud.request_cancel(session, study_id=study_id)
+        study_id = study_store.create_study(session, spec={}).id
+        study_store.set_state(session, study_id=study_id, state="running")
+        study_store.request_cancel(session, study_id=study_id)
     with db.read() as session:
-        events = crud.events_after(session, study_id=study_id)
+        events = study_store.events_after(session, study_id=study_id)
         assert [e.data.get("state") for e in events] == ["pending", "running"]
-        assert crud.events_after(session, study_id=study_id, after=events[0].id)[0].id == events[1].id
-        assert crud.cancel_requested(session, study_id=study_id)
+        assert study_store.events_after(session, study_id=study_id, after=events[0].id)[0].id == events[1].id
+        assert study_store.cancel_requested(session, study_id=study_id)
 
 
 def test_a_study_finished_after_it_was_listed_is_not_claimed_again(db: Database) -> None:
     """The scheduler lists unfinished studies, then takes leases: one that finished in between
     (its runner committed "done", then released the lease) must not run a second time."""
-    from service.scheduler import StudyScheduler
+    from service.runners.scheduler import StudyScheduler
     from service.settings import Settings
 
     with db.transaction() as session:
-        study_id = crud.create_study(session, spec={}).id
-        crud.set_state(session, study_id=study_id, state="done")
+        study_id = study_store.create_study(session, spec={}).id
+        study_store.set_state(session, study_id=study_id, state="done")
     scheduler = StudyScheduler(db, Settings(database_url=db.url))
     assert not scheduler._acquire(study_id)
     with db.read() as session:
-        assert crud.lease_expires_at(session, study_id=study_id) is None
+        assert study_store.lease_expires_at(session, study_id=study_id) is None
     with db.transaction() as session:
-        crud.set_state(session, study_id=study_id, state="running")
+        study_store.set_state(session, study_id=study_id, state="running")
     assert scheduler._acquire(study_id)
 
 
 def test_a_run_of_a_plan_from_another_database_is_recorded_unlinked(db: Database) -> None:
     config = Config("sync", 1, 2, batch_size=32, lr=0.1)
     with db.transaction() as session:
-        run = crud.record_run(session, study_id="elsewhere01", config=config, result={"reached": True})
+        run = measurement_store.record_run(session, study_id="elsewhere01", config=config,
+                                           result={"reached": True})
         assert run.study_id is None and run.result == {"reached": True}

@@ -13,9 +13,8 @@ import httpx
 import optuna
 import pytest
 
-from service import crud
-from service.db import TERMINAL_STATES, Database
-from service.orchestration import optuna_study_name
+from service.db import TERMINAL_STATES, Database, measurement_store, study_store
+from service.runners.study_runner import optuna_study_name
 from tests.service.private_postgres import PrivatePostgres, running
 from tests.service.service_helpers import ServiceProcess, mid_study_spec, wait_for
 
@@ -44,7 +43,7 @@ def test_postgres_restart_mid_study_loses_and_reruns_nothing(
         def mid_study() -> dict | None:
             with db.read() as session:
                 probes = {p.key: (p.id, p.attempts, p.state, p.finished_at)
-                          for p in crud.list_probes(session, study_id=study_id)}
+                          for p in measurement_store.list_probes(session, study_id=study_id)}
             finished = [p for p in probes.values() if p[3] is not None]
             return probes if finished and len(finished) < len(probes) else None
 
@@ -53,17 +52,18 @@ def test_postgres_restart_mid_study_loses_and_reruns_nothing(
         private_postgres.restart()
         with db.read() as session:
             committed = {p.key: (p.id, p.attempts, p.state, p.finished_at)
-                         for p in crud.list_probes(session, study_id=study_id) if p.finished_at is not None}
+                         for p in measurement_store.list_probes(session, study_id=study_id)
+                         if p.finished_at is not None}
 
         def finished() -> str | None:
             with db.read() as session:
-                state = crud.get_study(session, study_id=study_id).state
+                state = study_store.get_study(session, study_id=study_id).state
             return state if state in TERMINAL_STATES else None
 
         assert wait_for(finished, timeout=300, interval=0.5, what="the study's end") == "done"
         with db.read() as session:
             after = {p.key: (p.id, p.attempts, p.state, p.finished_at)
-                     for p in crud.list_probes(session, study_id=study_id)}
+                     for p in measurement_store.list_probes(session, study_id=study_id)}
         for key, row in committed.items():
             assert after[key] == row, f"probe {key} changed after the restart: {row} → {after[key]}"
         assert all(row[1] == 1 for row in after.values()), f"a probe ran twice: {after}"

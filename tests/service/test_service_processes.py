@@ -9,9 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from service import crud
-from service.db import Database, Lease
-from service.scheduler import StudyScheduler
+from service.db import Database, Lease, study_store
+from service.runners.scheduler import StudyScheduler
 from service.settings import Settings
 from tests.service.service_helpers import ServiceProcess, tiny_spec, wait_for
 
@@ -69,8 +68,8 @@ def test_a_lease_taken_by_another_stops_the_study(
 ) -> None:
     scheduler = StudyScheduler(db, Settings(database_url=db.url))
     with db.transaction() as session:
-        study_id = crud.create_study(session, spec=tiny_spec()).id
-        assert crud.acquire_lease(session, study_id=study_id, owner="someone-else", seconds=60)
+        study_id = study_store.create_study(session, spec=tiny_spec()).id
+        assert study_store.acquire_lease(session, study_id=study_id, owner="someone-else", seconds=60)
     stop = threading.Event()
     monkeypatch.setattr(scheduler, "_snapshot", lambda: {study_id: stop})
     scheduler._heartbeat()

@@ -10,9 +10,8 @@ import httpx
 import optuna
 import pytest
 
-from service import crud
-from service.db import TERMINAL_STATES, Database
-from service.orchestration import optuna_study_name
+from service.db import TERMINAL_STATES, Database, measurement_store, study_store
+from service.runners.study_runner import optuna_study_name
 from tests.service.service_helpers import ServiceProcess, mid_study_spec, wait_for
 
 log = logging.getLogger(__name__)
@@ -20,7 +19,7 @@ log = logging.getLogger(__name__)
 
 def _probes(db: Database, study_id: str) -> dict[str, tuple[int, int, str, object]]:
     with db.read() as session:
-        rows = crud.list_probes(session, study_id=study_id)
+        rows = measurement_store.list_probes(session, study_id=study_id)
         return {p.key: (p.id, p.attempts, p.state, p.finished_at) for p in rows}
 
 
@@ -48,11 +47,11 @@ def test_sigkill_mid_study_then_restart_completes_without_rerunning(
 
         second.start()
         with db.read() as session:
-            assert crud.get_study(session, study_id=study_id).state == "running"  # nobody finished it
+            assert study_store.get_study(session, study_id=study_id).state == "running"  # nobody finished it
 
         def finished() -> str | None:
             with db.read() as session:
-                state = crud.get_study(session, study_id=study_id).state
+                state = study_store.get_study(session, study_id=study_id).state
             return state if state in TERMINAL_STATES else None
 
         assert wait_for(finished, timeout=300, interval=0.5, what="the resumed study's end") == "done"

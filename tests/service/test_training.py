@@ -12,13 +12,12 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from predictor.training import CHECKPOINT_PROBES
-from service import crud
 from service.app import create_app
-from service.cli import app
-from service.db import TRAINING_TERMINAL_STATES, Database
-from service.orchestration import StudyCancelled, StudyRunner
+from service.cli.main import app
+from service.db import TRAINING_TERMINAL_STATES, Database, measurement_store, study_store
+from service.runners.study_runner import StudyCancelled, StudyRunner
+from service.runners.training_runner import TrainingRunner
 from service.settings import Settings
-from service.training import TrainingRunner
 from tests.service.service_helpers import local_client
 from tests.service.training_helpers import check_overhead, segments, training_spec
 from worker.spec import parse_spec
@@ -26,8 +25,8 @@ from worker.spec import parse_spec
 
 def _training(db: Database, study_id: str) -> dict:
     with db.read() as session:
-        training = crud.get_training(session, study_id=study_id)
-        plan = crud.get_study(session, study_id=study_id).plan
+        training = study_store.get_training(session, study_id=study_id)
+        plan = study_store.get_study(session, study_id=study_id).plan
         return {"state": training.state, "result": training.result, "timeline": training.timeline,
                 "error": training.error, "plan": plan}
 
@@ -54,7 +53,7 @@ def test_cli_train_reaches_the_target_and_its_phases_make_up_the_run(
     db = Database(database_url)
     try:
         with db.read() as session:
-            study_id = crud.list_studies(session)[0][0].id
+            study_id = study_store.list_studies(session)[0][0].id
         recorded = _training(db, study_id)
         assert recorded["state"] == "done" and recorded["result"] == result
         assert recorded["plan"]["study_id"] == study_id
@@ -62,7 +61,7 @@ def test_cli_train_reaches_the_target_and_its_phases_make_up_the_run(
         pieces = [s for s in segments(db, study_id) if s[0].role == "run"]
         assert pieces and all(r.iterations <= CHECKPOINT_PROBES * 50 for _, _, r in pieces)
         with db.read() as session:  # the final checkpoint is kept, nothing else
-            assert crud.state_keys(session, study_id=study_id) == [pieces[-1][0].key]
+            assert measurement_store.state_keys(session, study_id=study_id) == [pieces[-1][0].key]
     finally:
         db.dispose()
 
@@ -133,7 +132,7 @@ def test_rest_train_round_trip(database_url: str, ray_address: str) -> None:
         db = Database(database_url)
         try:
             with db.read() as session:  # closed: an open read would block the schema's teardown
-                kinds = {e.kind for e in crud.events_after(session, study_id=study_id)}
+                kinds = {e.kind for e in study_store.events_after(session, study_id=study_id)}
         finally:
             db.dispose()
         assert {"training", "training_segment"} <= kinds
@@ -235,16 +234,16 @@ def _done_study(db: Database, ray_address: str) -> tuple[StudyRunner, str]:
 def test_a_study_without_its_plan_s_state_cannot_be_trained(database_url: str, ray_address: str) -> None:
     """A done study whose probe states are gone (tuned before they were kept): the training fails at
     once and says what to do, instead of training from scratch."""
-    from service.training import TrainingFailed
+    from service.runners.training_runner import TrainingFailed
 
     db = Database(database_url)
     db.migrate()
     try:
         studies, study_id = _done_study(db, ray_address)
         with db.transaction() as session:
-            assert len(crud.state_keys(session, study_id=study_id)) == 1  # the plan's tip, kept
-            crud.prune_states(session, study_id=study_id, keep=set())
-            crud.create_training(session, study_id=study_id, max_iterations=5000)
+            assert len(measurement_store.state_keys(session, study_id=study_id)) == 1  # the plan's tip, kept
+            measurement_store.prune_states(session, study_id=study_id, keep=set())
+            study_store.create_training(session, study_id=study_id, max_iterations=5000)
         with pytest.raises(TrainingFailed, match="was not kept"):
             TrainingRunner(db, ray_address, studies).run(study_id)
         training = _training(db, study_id)
@@ -262,14 +261,14 @@ def test_a_study_tuned_earlier_is_trained_from_its_plan_s_state(database_url: st
     try:
         studies, study_id = _done_study(db, ray_address)
         with db.transaction() as session:
-            (tip,) = crud.state_keys(session, study_id=study_id)
-            probes = len(crud.list_probes(session, study_id=study_id))
-            crud.create_training(session, study_id=study_id, max_iterations=5000)
+            (tip,) = measurement_store.state_keys(session, study_id=study_id)
+            probes = len(measurement_store.list_probes(session, study_id=study_id))
+            study_store.create_training(session, study_id=study_id, max_iterations=5000)
         result = TrainingRunner(db, ray_address, studies).run(study_id)
         first = segments(db, study_id)[0]
         assert result.reached and first[1].parent == tip
         with db.read() as session:
-            assert len(crud.list_probes(session, study_id=study_id)) == probes
+            assert len(measurement_store.list_probes(session, study_id=study_id)) == probes
     finally:
         db.dispose()
 

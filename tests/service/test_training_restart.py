@@ -13,8 +13,7 @@ import httpx
 import pytest
 
 from predictor.training import CHECKPOINT_PROBES
-from service import crud
-from service.db import TRAINING_TERMINAL_STATES, Database
+from service.db import TRAINING_TERMINAL_STATES, Database, measurement_store, study_store
 from tests.service.service_helpers import ServiceProcess, wait_for
 from tests.service.training_helpers import segments, training_spec
 
@@ -24,7 +23,7 @@ PROBE_ITERATIONS = 50  # training_spec's probe_max_iterations
 
 def _state(db: Database, study_id: str) -> str | None:
     with db.read() as session:
-        training = crud.get_training(session, study_id=study_id)
+        training = study_store.get_training(session, study_id=study_id)
         return training.state if training else None
 
 
@@ -64,7 +63,7 @@ def test_sigkill_mid_training_resumes_from_the_last_checkpoint(
         committed = _settled_segments(db, study_id)
         checkpoint = max(result.end_iteration for row, _, result in committed if row.role == "run")
         with db.read() as session:
-            kept = set(crud.state_keys(session, study_id=study_id))
+            kept = set(measurement_store.state_keys(session, study_id=study_id))
         assert kept <= {row.key for row, _, _ in committed}  # only committed segments' states
         assert len(segments(db, study_id)) == len(committed)
 
@@ -86,8 +85,8 @@ def test_sigkill_mid_training_resumes_from_the_last_checkpoint(
         assert resumed_runs[0][0].start_iteration >= checkpoint
         assert all(result.iterations <= CHECKPOINT_PROBES * PROBE_ITERATIONS for _, _, result in after)
         with db.read() as session:
-            training = crud.get_training(session, study_id=study_id)
-            kinds = [e.kind for e in crud.events_after(session, study_id=study_id, limit=10_000)]
+            training = study_store.get_training(session, study_id=study_id)
+            kinds = [e.kind for e in study_store.events_after(session, study_id=study_id, limit=10_000)]
         assert training.result["reached"] and "training_resumed" in kinds
         run_iterations = sum(p["iterations"] for p in training.result["phases"])
         assert run_iterations == max(result.end_iteration for row, _, result in after if row.role == "run")

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from predictor.types import ProbeRequest, ProbeResult
-from service import crud
-from service.db import Database, TrainingSegment
+from service.db import Database, TrainingSegment, measurement_store
 from tests.service.service_helpers import tiny_spec
 
 
@@ -25,7 +24,8 @@ def segments(db: Database, study_id: str) -> list[tuple[TrainingSegment, ProbeRe
     with db.read() as session:
         rows = list(session.scalars(select(TrainingSegment).where(TrainingSegment.study_id == study_id)
                                     .order_by(TrainingSegment.number)))
-    return [(row, crud.segment_request(row.request), ProbeResult.from_dict(row.result)) for row in rows]
+    return [(row, measurement_store.segment_request(row.request), ProbeResult.from_dict(row.result))
+            for row in rows]
 
 
 def check_overhead(training: dict[str, Any], plan: dict[str, Any], max_overhead: float) -> None:

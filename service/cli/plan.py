@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.markup import escape
 
-from service.cli_output import make_console
+from service.cli.output import make_console
 
 out = make_console()  # off a terminal the plan's lines stay whole (a CI log has no width)
 

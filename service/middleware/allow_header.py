@@ -3,7 +3,7 @@
 FastAPI declares ``GET /v1/studies`` and ``POST /v1/studies`` as two routes, and its 405 lists the
 methods of the first one the path matched: ``DELETE /v1/studies`` answered ``Allow: POST``. Here the
 header is rebuilt from every route whose path matches, with ``HEAD`` wherever ``GET`` is
-(``service.head_as_get``).
+(``service.middleware.head_as_get``).
 """
 
 from __future__ import annotations

@@ -25,12 +25,11 @@ import uuid
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from predictor import TargetUnreachable
-from service import crud
-from service.db import ACTIVE_STATES, TRAINING_TERMINAL_STATES, Database
+from service.db import ACTIVE_STATES, TRAINING_TERMINAL_STATES, Database, study_store
 from service.metrics import Metrics
-from service.orchestration import StudyCancelled, StudyRunner
+from service.runners.study_runner import StudyCancelled, StudyRunner
+from service.runners.training_runner import TrainingFailed, TrainingRunner
 from service.settings import Settings
-from service.training import TrainingFailed, TrainingRunner
 from worker.ray_backend.connect import ensure_ray
 
 log = logging.getLogger(__name__)
@@ -97,21 +96,21 @@ class StudyScheduler:
         running = self._snapshot()
         for study_id, stop in running.items():
             with self.db.transaction() as session:
-                kept = crud.renew_lease(session, study_id=study_id, owner=self.owner,
-                                        seconds=self.settings.lease_seconds)
+                kept = study_store.renew_lease(session, study_id=study_id, owner=self.owner,
+                                               seconds=self.settings.lease_seconds)
             if not kept and study_id in self._snapshot():  # not merely a study that just finished
                 log.warning("lost the lease of study %s; stopping it here", study_id)
                 stop.set()
         with self.db.read() as session:
-            cancelled = crud.cancel_requested_among(session, study_ids=list(running))
+            cancelled = study_store.cancel_requested_among(session, study_ids=list(running))
         for study_id in cancelled:
             log.info("study %s: cancel requested; stopping its probes", study_id)
             running[study_id].set()
 
     def _claim(self) -> None:
         with self.db.read() as session:
-            candidates = crud.unfinished_study_ids(session)
-            candidates += [s for s in crud.unfinished_training_ids(session) if s not in candidates]
+            candidates = study_store.unfinished_study_ids(session)
+            candidates += [s for s in study_store.unfinished_training_ids(session) if s not in candidates]
         for study_id in candidates:
             if self._closing.is_set() or len(self._snapshot()) >= self.settings.max_concurrent_studies:
                 return
@@ -135,16 +134,16 @@ class StudyScheduler:
         """
         try:
             with self.db.transaction() as session:
-                if not crud.acquire_lease(session, study_id=study_id, owner=self.owner,
-                                          seconds=self.settings.lease_seconds):
+                if not study_store.acquire_lease(session, study_id=study_id, owner=self.owner,
+                                                 seconds=self.settings.lease_seconds):
                     return False
-                study = crud.get_study(session, study_id=study_id)
+                study = study_store.get_study(session, study_id=study_id)
                 if study is not None and study.state in ACTIVE_STATES:
                     return True
-                training = crud.get_training(session, study_id=study_id)
+                training = study_store.get_training(session, study_id=study_id)
                 if training is not None and training.state not in TRAINING_TERMINAL_STATES:
                     return True
-                crud.release_lease(session, study_id=study_id, owner=self.owner)
+                study_store.release_lease(session, study_id=study_id, owner=self.owner)
                 return False
         except (IntegrityError, OperationalError):  # another service inserted the lease first
             return False
@@ -164,7 +163,7 @@ class StudyScheduler:
         training = False
         try:
             with self.db.read() as session:
-                training = crud.get_training(session, study_id=study_id) is not None
+                training = study_store.get_training(session, study_id=study_id) is not None
             if training:
                 result = self.trainer.run(study_id, stop)
                 log.info("training of study %s ended: reached %s in %d iterations", study_id,
@@ -193,7 +192,7 @@ class StudyScheduler:
                 self._threads.pop(study_id, None)
             try:
                 with self.db.transaction() as session:
-                    crud.release_lease(session, study_id=study_id, owner=self.owner)
+                    study_store.release_lease(session, study_id=study_id, owner=self.owner)
             except Exception:
                 log.exception("could not release the lease of study %s", study_id)
             self._wake.set()

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from service.cli_exit import (
+from service.cli.exit_codes import (
     EXIT_BAD_INPUT,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -33,15 +33,15 @@ from service.cli_exit import (
     EXIT_UNREACHABLE,
     INTERRUPTED,
 )
-from service.cli_output import make_console, quiet_ray
-from service.cli_plan import print_plan, seconds_text
-from service.cli_studies import studies_app
-from service.cli_train import train as train_command
+from service.cli.output import make_console, quiet_ray
+from service.cli.plan import print_plan, seconds_text
+from service.cli.studies import studies_app
+from service.cli.train import train as train_command
 
 if TYPE_CHECKING:
     from predictor.types import ProbeResult
-    from service.cli_progress import TuneProgress
-    from service.run_configs import RunTarget
+    from service.cli.progress import TuneProgress
+    from service.runners.run_configs import RunTarget
     from service.settings import Settings
     from worker.spec import Spec
 
@@ -84,7 +84,7 @@ def _emit(payload: Any, as_json: bool, out_file: Path | None = None) -> None:
 
 def _progress(as_json: bool, max_probes: int) -> TuneProgress | None:
     """The live display, for people only: not with --json, not when stderr is a pipe or a CI log."""
-    from service.cli_progress import TuneProgress
+    from service.cli.progress import TuneProgress
 
     return None if as_json or not err.is_terminal else TuneProgress(err, max_probes)
 
@@ -157,8 +157,8 @@ def _check_cluster(spec: Spec, ray_address: str | None) -> None:
 def _tune_locally(spec: Spec, settings: Settings, as_json: bool) -> dict[str, Any]:
     from predictor import TargetUnreachable
     from service.db import Database
-    from service.held_lease import HeldLease, local_owner
-    from service.orchestration import StudyCancelled, StudyRunner
+    from service.runners.held_lease import HeldLease, local_owner
+    from service.runners.study_runner import StudyCancelled, StudyRunner
     from worker.spec import SpecError
 
     quiet_ray()
@@ -204,7 +204,7 @@ def _tune_locally(spec: Spec, settings: Settings, as_json: bool) -> dict[str, An
 
 def _tune_on_server(server: str, spec: Spec, token: str | None, as_json: bool) -> dict[str, Any]:
     """The remote half of ``tune``: same plan, same exit codes as the local mode."""
-    from service.remote import RemoteError, tune_remote
+    from service.client.studies import RemoteError, tune_remote
 
     bar = _progress(as_json, spec.budget.max_probes)
     finished = 0
@@ -234,7 +234,7 @@ def _tune_on_server(server: str, spec: Spec, token: str | None, as_json: bool) -
 
 def _load_inputs(spec_path: Path, config: str, with_baseline: bool) -> tuple[Spec, list[RunTarget]]:
     """The spec and the configurations to train, checked against the spec's cluster (exit 2 if bad)."""
-    from service.run_configs import ConfigArgumentError, check_fits, parse_config_argument
+    from service.runners.run_configs import ConfigArgumentError, check_fits, parse_config_argument
     from worker.spec import SpecError, load_spec
 
     try:
@@ -259,10 +259,10 @@ def run(
     as_json: JsonOpt = False,
 ) -> None:
     """Train configurations to the target and print the measured time to convergence."""
+    from service.client.runs import check_service, record_runs_remote
+    from service.client.studies import RemoteError
     from service.db import Database
-    from service.remote import RemoteError
-    from service.remote_runs import check_service, record_runs_remote
-    from service.run_configs import record_runs
+    from service.runners.run_configs import record_runs
     from service.settings import get_settings
 
     spec, targets = _load_inputs(spec_path, config, with_baseline)
@@ -293,7 +293,7 @@ def _execute(
     spec: Spec, targets: list[RunTarget], ray_address: str | None, max_seconds: float, max_iterations: int
 ) -> list[dict[str, Any]]:
     """``execute_configs``, with a cluster that cannot hold the spec reported as exit 2."""
-    from service.run_configs import execute_configs
+    from service.runners.run_configs import execute_configs
     from worker.spec import SpecError
 
     try:
@@ -334,7 +334,7 @@ def predict(
 ) -> None:
     """Predict one configuration's TTC from a single short probe of it (printed as JSON)."""
     from predictor.types import Config
-    from service.run_configs import predict_config
+    from service.runners.run_configs import predict_config
     from service.settings import get_settings
     from worker.spec import SpecError
 

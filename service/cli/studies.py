@@ -16,8 +16,8 @@ import typer
 from rich.markup import escape
 from rich.table import Column, Table
 
-from service.cli_exit import EXIT_BAD_INPUT, EXIT_SERVICE
-from service.cli_output import make_console
+from service.cli.exit_codes import EXIT_BAD_INPUT, EXIT_SERVICE
+from service.cli.output import make_console
 
 if TYPE_CHECKING:
     from service.db import Database
@@ -71,33 +71,33 @@ def _existing_database() -> Database | None:
 
 
 def _local_list(limit: int) -> dict[str, Any]:
-    from service import crud
     from service.dashboard import views
+    from service.db import measurement_store, study_store
 
     db = _existing_database()
     if db is None:
         return {"data": [], "count": 0}
     with db.read() as session:
-        rows, count = crud.list_studies(session, limit=limit)
-        totals = crud.probe_totals(session, study_ids=[s.id for s in rows])
-        data = [views.study_summary(s, totals.get(s.id, crud.ProbeTotals())) for s in rows]
+        rows, count = study_store.list_studies(session, limit=limit)
+        totals = measurement_store.probe_totals(session, study_ids=[s.id for s in rows])
+        data = [views.study_summary(s, totals.get(s.id, measurement_store.ProbeTotals())) for s in rows]
     return {"data": data, "count": count}
 
 
 def _local_show(study_id: str) -> dict[str, Any]:
-    from service import crud
     from service.dashboard import views
+    from service.db import measurement_store, study_store
 
     db = _existing_database()
     if db is None:
         raise LookupError(f"no study {study_id!r} (no database yet)")
     with db.read() as session:
-        study = crud.get_study(session, study_id=study_id)
+        study = study_store.get_study(session, study_id=study_id)
         if study is None:
             raise LookupError(f"no study {study_id!r}")
-        return views.study_detail(study, crud.list_probes(session, study_id=study_id),
-                                  crud.list_runs(session, study_id=study_id),
-                                  crud.last_event_id(session, study_id=study_id))
+        return views.study_detail(study, measurement_store.list_probes(session, study_id=study_id),
+                                  measurement_store.list_runs(session, study_id=study_id),
+                                  study_store.last_event_id(session, study_id=study_id))
 
 
 def _seconds(value: float | None) -> str:
@@ -122,7 +122,7 @@ def list_command(server: ServerOpt = None, limit: int = 50, as_json: JsonOpt = F
 @studies_app.command("show")
 def show_command(study_id: str, server: ServerOpt = None, as_json: JsonOpt = False) -> None:
     """One study: its plan and the ranking it was chosen from (once done), and every trial."""
-    from service.cli_plan import print_plan, print_ranking  # the plan reads as after ``ttc tune``
+    from service.cli.plan import print_plan, print_ranking  # the plan reads as after ``ttc tune``
 
     try:
         detail = _remote(server, f"/dashboard/api/studies/{study_id}") if server else _local_show(study_id)

@@ -8,11 +8,11 @@ import math
 import optuna
 import pytest
 
-from predictor.agreement import PLAN_ATTR, agree
 from predictor.ranking import decision_values
 from predictor.search import ColdStartSearch
 from predictor.trial_space import TRIAL_PARAMS as PARAMS
 from predictor.types import Budget, Confidence, Config, Prediction, ProbeResult, json_safe
+from service.db.optuna_mirror import PLAN_ATTR, agree
 from tests.predictor.test_search import LONG, SPACE, SyntheticCluster, few_bootstrap_samples  # noqa: F401
 
 BUDGETS = {

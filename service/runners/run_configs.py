@@ -17,8 +17,7 @@ from predictor import Config, Plan, ProbeRequest, ProbeResult
 from predictor.lineages import merge
 from predictor.one_probe import predict_from_probe
 from predictor.types import Phase
-from service import crud
-from service.db import Database
+from service.db import Database, measurement_store
 from worker.errors import cluster_fault
 from worker.launcher import ProbeLauncher
 from worker.probe import target_value
@@ -162,7 +161,8 @@ def record_runs(db: Database, targets: list[RunTarget], results: list[dict[str, 
     """Keep each measured result as a run of its target's study (unlinked when that is unknown)."""
     with db.transaction() as session:
         for target, payload in zip(targets, results, strict=True):
-            crud.record_run(session, study_id=target.study_id, config=target.config, result=payload)
+            measurement_store.record_run(session, study_id=target.study_id, config=target.config,
+                                         result=payload)
 
 
 def predict_config(spec: Spec, configs: list[Config], ray_address: str | None) -> list[dict[str, Any]]:

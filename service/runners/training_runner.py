@@ -27,12 +27,12 @@ from sqlalchemy.orm import Session
 from predictor import ColdStartSearch, ProbeRequest, ProbeResult, TargetUnreachable
 from predictor.lineages import merge
 from predictor.training import TrainingPlanner, TrainingResult, same_segment
-from service import crud, held_lease
-from service.checkpoints import DatabaseStates, dump_state
-from service.db import ACTIVE_STATES, Database
+from service.db import ACTIVE_STATES, Database, measurement_store, study_store
 from service.db.priors import finished_curves
-from service.orchestration import StudyCancelled, StudyRunner, replay_search, tell_replayed
-from service.training_timeline import timeline
+from service.runners import held_lease
+from service.runners.checkpoints import DatabaseStates, dump_state
+from service.runners.study_runner import StudyCancelled, StudyRunner, replay_search, tell_replayed
+from service.runners.training_timeline import timeline
 from worker.launcher import ProbeLauncher
 from worker.spec import Spec, parse_spec
 
@@ -64,9 +64,9 @@ class TrainingRunner:
         """A new study with its training attached (``ttc train``); ``owner`` takes its lease in
         the same transaction (a local run: held_lease)."""
         with self.db.transaction() as session:
-            study_id = crud.create_study(session, spec=spec.model_dump(mode="json")).id
-            crud.create_training(session, study_id=study_id, max_iterations=max_iterations,
-                                 max_overhead=max_overhead)
+            study_id = study_store.create_study(session, spec=spec.model_dump(mode="json")).id
+            study_store.create_training(session, study_id=study_id, max_iterations=max_iterations,
+                                        max_overhead=max_overhead)
             if owner is not None:
                 held_lease.take(session, study_id, owner, lease_seconds)
             return study_id
@@ -80,18 +80,18 @@ class TrainingRunner:
         """
         stop = stop or threading.Event()
         with self.db.transaction() as session:
-            training = crud.get_training(session, study_id=study_id)
-            study = crud.get_study(session, study_id=study_id)
+            training = study_store.get_training(session, study_id=study_id)
+            study = study_store.get_study(session, study_id=study_id)
             if training is None or study is None:
                 raise KeyError(f"study {study_id!r} has no training")
             spec, study_state = parse_spec(study.spec), study.state
             cancelled = study.cancel_requested and study_state not in ACTIVE_STATES  # while nobody ran it
             max_iterations, max_overhead = training.max_iterations, training.max_overhead
-            replay = crud.training_segments(session, study_id=study_id)
+            replay = measurement_store.training_segments(session, study_id=study_id)
             if training.state == "running":
-                crud.add_event(session, study_id=study_id, kind="training_resumed",
-                               data={"replayed": len(replay)})
-            crud.set_training_state(session, study_id=study_id, state="running")
+                study_store.add_event(session, study_id=study_id, kind="training_resumed",
+                                      data={"replayed": len(replay)})
+            study_store.set_training_state(session, study_id=study_id, state="running")
         if cancelled:
             self._cancel(study_id)
         search, launcher, predicted = self._study(study_id, spec, study_state, stop)
@@ -114,11 +114,13 @@ class TrainingRunner:
         keep = {planner.run[-1].probe_key} if planner.run else set()
 
         def finish(session: Session) -> None:
-            crud.set_training_progress(session, study_id=study_id, result=progress[0], timeline=progress[1])
+            study_store.set_training_progress(session, study_id=study_id, result=progress[0],
+                                              timeline=progress[1])
             state = "done" if result.reached else "unreachable"
-            crud.set_training_state(session, study_id=study_id, state=state,
-                                    error=None if result.reached else _why_not(planner))
-            crud.prune_states(session, study_id=study_id, keep=keep)  # the final checkpoint stays
+            study_store.set_training_state(session, study_id=study_id, state=state,
+                                           error=None if result.reached else _why_not(planner))
+            # the final checkpoint stays
+            measurement_store.prune_states(session, study_id=study_id, keep=keep)
 
         self.db.write_outlasting(finish, stop)
         return result
@@ -127,11 +129,11 @@ class TrainingRunner:
         """End the training (and its study, when the study had not finished: a server would
         otherwise claim the unfinished study and run it) with ``state``."""
         def end(session: Session) -> None:
-            study = crud.get_study(session, study_id=study_id)
+            study = study_store.get_study(session, study_id=study_id)
             if study is not None and study.state in ACTIVE_STATES and state in ("failed", "cancelled"):
-                crud.cancel_unfinished_probes(session, study_id=study_id)
-                crud.set_state(session, study_id=study_id, state=state, error=error)
-            crud.set_training_state(session, study_id=study_id, state=state, error=error)
+                measurement_store.cancel_unfinished_probes(session, study_id=study_id)
+                study_store.set_state(session, study_id=study_id, state=state, error=error)
+            study_store.set_training_state(session, study_id=study_id, state=state, error=error)
 
         self.db.write(end)
 
@@ -156,8 +158,8 @@ class TrainingRunner:
             self.fail(study_id, "cancelled" if state == "cancelled" else "failed", f"the study is {state}")
             raise StudyCancelled(f"study {study_id} is {state}; nothing to train")
         with self.db.read() as session:
-            replay = crud.finished_probes(session, study_id=study_id)
-            study = crud.get_study(session, study_id=study_id)
+            replay = measurement_store.finished_probes(session, study_id=study_id)
+            study = study_store.get_study(session, study_id=study_id)
             plan = study.plan or {}
             priors = finished_curves(session, study.spec, exclude=study_id)
         search = replay_search(spec, replay, priors)
@@ -167,7 +169,7 @@ class TrainingRunner:
         """The run continues the plan's lineage tip, never from scratch: a study tuned before its
         probes' states were kept (or whose states were deleted) cannot be trained."""
         with self.db.read() as session:
-            found = key in crud.state_keys(session, study_id=study_id)
+            found = key in measurement_store.state_keys(session, study_id=study_id)
         if not found:
             error = (f"the end state of the plan's probe {key} was not kept (the study was tuned before "
                      "ttc kept probe states); train the spec afresh: POST /v1/studies then "
@@ -178,7 +180,7 @@ class TrainingRunner:
     def _cancel_requested(self, study_id: str) -> bool:
         def read() -> bool:
             with self.db.read() as session:
-                return crud.cancel_requested(session, study_id=study_id)
+                return study_store.cancel_requested(session, study_id=study_id)
 
         return self.db.reconnecting(read)
 
@@ -188,7 +190,7 @@ class TrainingRunner:
 
     def _study_state(self, study_id: str) -> str | None:
         with self.db.read() as session:
-            study = crud.get_study(session, study_id=study_id)
+            study = study_store.get_study(session, study_id=study_id)
             return study.state if study else None
 
     def _launcher(self, spec: Spec, study_id: str) -> ProbeLauncher:
@@ -221,13 +223,13 @@ class TrainingRunner:
             def commit(session: Session, request: ProbeRequest = request, result: ProbeResult = result,
                        role: str = role, state: bytes | None = state, keep: set[str] = keep,
                        result_json: dict = result_json, timeline_json: dict = timeline_json) -> None:
-                crud.record_training_segment(session, study_id=study_id, request=request, result=result,
-                                             role=role)
+                measurement_store.record_training_segment(session, study_id=study_id, request=request,
+                                                          result=result, role=role)
                 if state is not None:
-                    crud.put_state(session, study_id=study_id, key=result.probe_key, data=state)
-                crud.set_training_progress(session, study_id=study_id, result=result_json,
-                                           timeline=timeline_json)
-                crud.prune_states(session, study_id=study_id, keep=keep)
+                    measurement_store.put_state(session, study_id=study_id, key=result.probe_key, data=state)
+                study_store.set_training_progress(session, study_id=study_id, result=result_json,
+                                                  timeline=timeline_json)
+                measurement_store.prune_states(session, study_id=study_id, keep=keep)
 
             self.db.write_outlasting(commit, stop)  # a database outage holds the segment in memory
             if self.on_segment is not None:

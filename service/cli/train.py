@@ -2,7 +2,7 @@
 re-planned at checkpoints (issue 13). Embedded by default (SQLite and a local Ray, as ``ttc tune``),
 or on a service with ``--server``.
 
-Exit codes (``service.cli_exit``): 0 the target was reached, 2 a bad spec or option, 3 the target
+Exit codes (``service.cli.exit_codes``): 0 the target was reached, 2 a bad spec or option, 3 the target
 was not reached (no plan, or the run stopped short of it), 1 an internal error or a run segment that
 failed on the cluster, 4 the service is unreachable or refused the call, 130 interrupted (Ctrl-C:
 the training is cancelled, and its study when it was still tuning).
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from service.cli_exit import (
+from service.cli.exit_codes import (
     EXIT_BAD_INPUT,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -25,8 +25,8 @@ from service.cli_exit import (
     EXIT_UNREACHABLE,
     INTERRUPTED,
 )
-from service.cli_output import make_console, quiet_ray
-from service.cli_plan import seconds_text
+from service.cli.output import make_console, quiet_ray
+from service.cli.plan import seconds_text
 
 if TYPE_CHECKING:
     from predictor.training import TrainingPlanner
@@ -89,9 +89,9 @@ def _load(spec_path: Path, max_overhead: float | None) -> Spec:
 def _train_locally(spec: Spec, settings: Settings, max_iterations: int, as_json: bool) -> dict[str, Any]:
     from predictor import TargetUnreachable
     from service.db import Database
-    from service.held_lease import HeldLease, local_owner
-    from service.orchestration import StudyCancelled
-    from service.training import TrainingFailed, TrainingRunner
+    from service.runners.held_lease import HeldLease, local_owner
+    from service.runners.study_runner import StudyCancelled
+    from service.runners.training_runner import TrainingFailed, TrainingRunner
     from worker.spec import SpecError
 
     quiet_ray()
@@ -135,8 +135,8 @@ def _train_locally(spec: Spec, settings: Settings, max_iterations: int, as_json:
 def _train_on_server(
     server: str, spec: Spec, token: str | None, max_iterations: int, as_json: bool
 ) -> dict[str, Any]:
-    from service.remote import RemoteError
-    from service.remote_training import train_remote
+    from service.client.studies import RemoteError
+    from service.client.trainings import train_remote
 
     def show(kind: str, data: dict[str, Any]) -> None:
         if as_json:
@@ -169,7 +169,7 @@ def eta_text(entry: dict[str, Any]) -> str:
 
 def print_training(result: dict[str, Any]) -> None:
     """The phases of the run, then the result, for people."""
-    from service.cli_plan import _config_text
+    from service.cli.plan import _config_text
 
     for number, phase in enumerate(result["phases"], 1):
         out.print(f"[bold]phase {number}[/] {_config_text(phase['config'])}", highlight=False)

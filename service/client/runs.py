@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 
 from predictor.types import json_safe
-from service.remote import RemoteError, explain
-from service.run_configs import RunTarget
+from service.client.studies import RemoteError, explain
+from service.runners.run_configs import RunTarget
 
 
 def _client(server: str, token: str | None) -> httpx.Client:

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import io
 
-from service import crud
-from service.db import Database
+from service.db import Database, measurement_store
 from worker.lineage import State
 
 
@@ -38,7 +37,7 @@ class DatabaseStates:
     def __call__(self, key: str) -> State | None:
         def read() -> bytes | None:
             with self.db.read() as session:
-                return crud.get_state(session, study_id=self.study_id, key=key)
+                return measurement_store.get_state(session, study_id=self.study_id, key=key)
 
         data = self.db.reconnecting(read)
         return None if data is None else load_state(data)

@@ -1,5 +1,5 @@
 """What a request must pass before any route reads its body: its ``Host``, the API token (or, with
-no token, a same-origin sender: ``service.request_intent``), then the body's size and pace.
+no token, a same-origin sender: ``service.middleware.request_intent``), then the body's size and pace.
 
 Plain ASGI, outside FastAPI's routing, because FastAPI reads and parses a request's whole body
 before it resolves a route's dependencies: a token checked as a dependency is checked only after
@@ -20,7 +20,7 @@ import time
 from fastapi import HTTPException, status
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from service.request_intent import cross_site_reason, host_allowed
+from service.middleware.request_intent import cross_site_reason, host_allowed
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PROTECTED_PREFIX = "/v1/"

@@ -1,7 +1,7 @@
 """The lease of a study this process runs itself: ``ttc tune`` and ``ttc train`` without ``--server``.
 
 A ``ttc serve`` claims every unfinished study whose lease is free or expired: that is how it
-resumes a study whose service crashed (service.scheduler). A local run that held no lease was
+resumes a study whose service crashed (service.runners.scheduler). A local run that held no lease was
 therefore claimed by a server on the same database as soon as it was submitted, and both drove
 it: the second to finish a probe failed with "already finished; it is never re-run". A local run
 now takes the lease in the transaction that creates the study and heartbeats it as the
@@ -20,8 +20,7 @@ from types import TracebackType
 
 from sqlalchemy.orm import Session
 
-from service import crud
-from service.db import Database
+from service.db import Database, study_store
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +33,7 @@ def local_owner() -> str:
 def take(session: Session, study_id: str, owner: str, seconds: float) -> None:
     """Take a new study's lease inside the transaction that creates it (no server can claim the
     study between the two)."""
-    if not crud.acquire_lease(session, study_id=study_id, owner=owner, seconds=seconds):
+    if not study_store.acquire_lease(session, study_id=study_id, owner=owner, seconds=seconds):
         raise RuntimeError(f"study {study_id} was leased before it was committed")
 
 
@@ -64,7 +63,7 @@ class HeldLease:
             self.on_interrupt()
         if not self.lost.is_set():
             with self.db.transaction() as session:
-                crud.release_lease(session, study_id=self.study_id, owner=self.owner)
+                study_store.release_lease(session, study_id=self.study_id, owner=self.owner)
 
     def why_stopped(self, error: Exception) -> str:
         """What to tell the user when the run stopped: the lease's loss, else ``error``."""
@@ -78,8 +77,8 @@ class HeldLease:
         while not self._done.wait(self.seconds / 3):
             try:
                 with self.db.transaction() as session:
-                    kept = crud.renew_lease(session, study_id=self.study_id, owner=self.owner,
-                                            seconds=self.seconds)
+                    kept = study_store.renew_lease(session, study_id=self.study_id, owner=self.owner,
+                                                   seconds=self.seconds)
             except Exception:  # a database hiccup: the next beat retries before the lease expires
                 log.warning("could not renew the lease of study %s", self.study_id, exc_info=True)
                 continue

@@ -32,7 +32,7 @@ class Predictions:
 
     def predict(self, spec: dict[str, Any], configs: list[dict[str, Any]],
                 ray_address: str | None) -> list[dict[str, Any]]:
-        from service.run_configs import predict_config
+        from service.runners.run_configs import predict_config
 
         return predict_config(Spec.model_validate(spec), [Config.from_dict(c) for c in configs], ray_address)
 

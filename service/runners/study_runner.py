@@ -17,7 +17,7 @@ Optuna's study is a mirror of the committed probes, never the source of truth: w
 resumes, its Optuna study is rebuilt from scratch by the replay, so it holds exactly one trial
 per probe told (no duplicates of replayed probes, no trials left RUNNING by the crash). It is
 named with the bare ttc id, and once the plan is made it is rewritten to agree with it
-(predictor.agreement): each trial's value is the score the plan was chosen on, so Optuna's best
+(service.db.optuna_mirror): each trial's value is the score the plan was chosen on, so Optuna's best
 trial is the plan, and the plan's JSON is its ``ttc_plan`` user attribute.
 """
 
@@ -34,13 +34,14 @@ from dataclasses import dataclass
 import optuna
 from sqlalchemy.orm import Session
 
-from predictor import ColdStartSearch, Plan, ProbeRequest, ProbeResult, TargetUnreachable, agree
-from service import crud, held_lease
-from service.checkpoints import DatabaseStates, dump_state
-from service.db import Database
+from predictor import ColdStartSearch, Plan, ProbeRequest, ProbeResult, TargetUnreachable
+from service.db import Database, measurement_store, study_store
+from service.db.optuna_mirror import agree
 from service.db.priors import finished_curves
 from service.db.reconnect import RECONNECT_SECONDS, wait_for_server
 from service.db.session import POOL, is_sqlite, sqlite_engine_kwargs, use_sqlite_begin
+from service.runners import held_lease
+from service.runners.checkpoints import DatabaseStates, dump_state
 from worker.launcher import ProbeLauncher
 from worker.probe import target_value
 from worker.spec import Spec, parse_spec
@@ -155,7 +156,7 @@ class StudyRunner:
     def submit(self, spec: Spec, owner: str | None = None, lease_seconds: float = 30.0) -> str:
         """A new study; ``owner`` takes its lease in the same transaction (a local run: held_lease)."""
         with self.db.transaction() as session:
-            study_id = crud.create_study(session, spec=spec.model_dump(mode="json")).id
+            study_id = study_store.create_study(session, spec=spec.model_dump(mode="json")).id
             if owner is not None:
                 held_lease.take(session, study_id, owner, lease_seconds)
             return study_id
@@ -175,17 +176,18 @@ class StudyRunner:
         states in Ray's object store): what ``ttc train`` continues from."""
         stop = stop or threading.Event()
         with self.db.transaction() as session:
-            study = crud.get_study(session, study_id=study_id)
+            study = study_store.get_study(session, study_id=study_id)
             if study is None:
                 raise KeyError(f"no study {study_id!r}")
             spec = parse_spec(study.spec)
             priors = finished_curves(session, study.spec, exclude=study_id)
-            replay = crud.finished_probes(session, study_id=study_id)
+            replay = measurement_store.finished_probes(session, study_id=study_id)
             resumed = study.state == "running"
             cancelled = study.cancel_requested  # while no runner held it (its service had died)
-            crud.set_state(session, study_id=study_id, state="running")
+            study_store.set_state(session, study_id=study_id, state="running")
             if resumed:
-                crud.add_event(session, study_id=study_id, kind="resumed", data={"replayed": len(replay)})
+                study_store.add_event(session, study_id=study_id, kind="resumed",
+                                      data={"replayed": len(replay)})
         if cancelled:
             self._finish(study_id, "cancelled", "cancelled on request")
             raise StudyCancelled(f"study {study_id} was cancelled")
@@ -222,8 +224,8 @@ class StudyRunner:
         keep = plan_tip_keys(search)
 
         def finish(session: Session) -> None:
-            crud.set_plan(session, study_id=study_id, plan=plan)
-            crud.prune_states(session, study_id=study_id, keep=keep)
+            study_store.set_plan(session, study_id=study_id, plan=plan)
+            measurement_store.prune_states(session, study_id=study_id, keep=keep)
 
         self.db.write_outlasting(finish, stop)
         return search, plan, launcher
@@ -239,15 +241,15 @@ class StudyRunner:
     def _finish(self, study_id: str, state: str, error: str) -> None:
         """End the study; probes it left in flight (cancelled on Ray) end with it, as ``cancelled``."""
         def finish(session: Session) -> None:
-            crud.cancel_unfinished_probes(session, study_id=study_id)
-            crud.set_state(session, study_id=study_id, state=state, error=error)
+            measurement_store.cancel_unfinished_probes(session, study_id=study_id)
+            study_store.set_state(session, study_id=study_id, state=state, error=error)
 
         self.db.write_outlasting(finish)
 
     def _cancel_requested(self, study_id: str, stop: threading.Event | None = None) -> bool:
         def read() -> bool:
             with self.db.read() as session:
-                return crud.cancel_requested(session, study_id=study_id)
+                return study_store.cancel_requested(session, study_id=study_id)
 
         return self.db.outlasting(read, stop)
 
@@ -259,7 +261,8 @@ class StudyRunner:
         started: float, stop: threading.Event,
     ) -> None:
         def start(session: Session) -> dict[str, int]:
-            return {q.key: crud.start_probe(session, study_id=study_id, config=q.config, key=q.key).id
+            return {q.key: measurement_store.start_probe(session, study_id=study_id, config=q.config,
+                                                         key=q.key).id
                     for q in requests}
 
         probe_ids = self.db.write_outlasting(start, stop)
@@ -283,10 +286,10 @@ class StudyRunner:
 
             def finish(session: Session, result: ProbeResult = result, predicted: float | None = predicted,
                        state: bytes | None = state) -> None:
-                crud.finish_probe(session, probe_id=probe_ids[result.probe_key], result=result,
-                                  predicted_ttc=predicted)
+                measurement_store.finish_probe(session, probe_id=probe_ids[result.probe_key], result=result,
+                                               predicted_ttc=predicted)
                 if state is not None:
-                    crud.put_state(session, study_id=study_id, key=result.probe_key, data=state)
+                    measurement_store.put_state(session, study_id=study_id, key=result.probe_key, data=state)
 
             self.db.write_outlasting(finish, stop)
             if self.on_probe is not None:

@@ -15,8 +15,8 @@ from typing import Any
 
 import httpx
 
+from service.client.studies import RECONNECT_SECONDS, RemoteError, post_accepted
 from service.db.models import TRAINING_TERMINAL_STATES
-from service.remote import RECONNECT_SECONDS, RemoteError, post_accepted
 from worker.spec import Spec
 
 log = logging.getLogger(__name__)

@@ -1,0 +1,1 @@
+"""Plain ASGI middleware around the routes: the request guard, ``HEAD``, ``Allow`` and request timing."""

@@ -1,0 +1,1 @@
+"""What runs work: the study and training runners, their scheduler and processes, leases, checkpoints."""
