@@ -20,13 +20,13 @@ from service.api.docs import docs_router
 from service.api.errors import validation_error
 from service.api.unavailable import database_unavailable
 from service.db import Database, measurement_store, study_store
+from service.db.optuna_mirror import dispose_optuna_storages
 from service.metrics import Metrics
 from service.middleware.allow_header import AllowHeader
 from service.middleware.head_as_get import HeadAsGet
 from service.middleware.request_guard import RequestGuard
 from service.middleware.timing import TimingMiddleware
 from service.runners.scheduler import StudyScheduler
-from service.runners.study_runner import dispose_optuna_storages
 from service.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)

@@ -44,13 +44,14 @@ def optuna_agrees_with_every_plan(monkeypatch: pytest.MonkeyPatch) -> Iterator[N
     import optuna
 
     from predictor.types import json_safe
+    from service.db.optuna_mirror import optuna_storage
 
     mismatches: list[str] = []
     run = study_runner.StudyRunner.run
 
     def checked_run(self, study_id, stop=None):  # type: ignore[no-untyped-def]
         plan = run(self, study_id, stop)
-        study = optuna.load_study(study_name=study_id, storage=study_runner.optuna_storage(self.db.url))
+        study = optuna.load_study(study_name=study_id, storage=optuna_storage(self.db.url))
         expected = {name: plan.config.to_dict()[name] for name in OPTUNA_PARAMS}
         if study.best_trial.params != expected:
             mismatches.append(f"{study_id}: best trial {study.best_trial.params} != plan {expected}")

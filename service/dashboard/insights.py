@@ -2,10 +2,10 @@
 parameter importances (Optuna's importance evaluators) and a parallel-coordinates view (params →
 value) of the study's trials.
 
-The trials are the study's Optuna trials (service.runners.study_runner names the study with the ttc id;
-once the plan is made each value is the score ttc ranked configs by, service.db.optuna_mirror). A study
-recorded without an Optuna study (seeded, or imported) is read from ttc's own probes instead, each
-valued at its predicted TTC. Only complete trials carry a value; the rest are counted, not drawn.
+The trials are the study's Optuna trials (named with the ttc id; once the plan is made each value is
+the score ttc ranked configs by: service.db.optuna_mirror). A study recorded without an Optuna
+study (seeded, or imported) is read from ttc's own probes instead, each valued at its predicted TTC.
+Only complete trials carry a value; the rest are counted, not drawn.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def _probe_trials(probes: list[Probe]) -> list[FrozenTrial]:
 
 def study_trials(database_url: str, study_id: str, probes: list[Probe]) -> tuple[list[FrozenTrial], str]:
     """The study's trials and where they came from (``optuna`` or ``probes``)."""
-    from service.runners.study_runner import load_optuna_study
+    from service.db.optuna_mirror import load_optuna_study
 
     try:
         return load_optuna_study(database_url, study_id).get_trials(deepcopy=False), "optuna"
@@ -69,7 +69,7 @@ def study_trials(database_url: str, study_id: str, probes: list[Probe]) -> tuple
 
 def trial_attrs(database_url: str, study_id: str, probe_key: str) -> dict[str, Any]:
     """The Optuna trial's user attributes (pruner's reason, ttc_status/ttc_reason) and value."""
-    from service.runners.study_runner import load_optuna_study
+    from service.db.optuna_mirror import load_optuna_study
 
     try:
         trials = load_optuna_study(database_url, study_id).get_trials(deepcopy=False)

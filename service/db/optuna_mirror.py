@@ -15,10 +15,15 @@ predictor.ranking.UNBOUNDED, or just under the least value given, whichever is l
 
 Finished trials cannot be re-told in Optuna, so the study is deleted and re-created under the same
 name from the rewritten trials (public API only; works on RDB and in-memory storages alike).
+
+The Optuna storage of the service's own database (one per process) and the name of a ttc study's
+Optuna study are here too: the study runner writes through them, the dashboard reads.
 """
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from typing import TYPE_CHECKING, Any
 
 import optuna
@@ -26,6 +31,8 @@ from optuna.trial import FrozenTrial, TrialState
 
 from predictor.ranking import TIE, UNBOUNDED, decision_values
 from predictor.types import Plan, json_safe
+from service.db.reconnect import RECONNECT_SECONDS, wait_for_server
+from service.db.session import POOL, is_sqlite, sqlite_engine_kwargs, use_sqlite_begin
 
 if TYPE_CHECKING:
     from predictor.search import ColdStartSearch
@@ -103,3 +110,55 @@ def agree(search: ColdStartSearch, plan: Plan, storage: str | optuna.storages.Ba
     study.set_user_attr(PLAN_ATTR, json_safe(plan.to_dict()))
     search.study = study
     return study
+
+
+_storages: dict[str, optuna.storages.RDBStorage] = {}
+_storages_lock = threading.Lock()
+
+
+def optuna_storage(database_url: str, retry_seconds: float = RECONNECT_SECONDS) -> optuna.storages.RDBStorage:
+    """Optuna's RDB storage in the service's own database, one per process (one connection pool).
+
+    On SQLite its writes also ``BEGIN IMMEDIATE`` so concurrent studies queue instead of failing.
+    On PostgreSQL a new connection waits up to ``retry_seconds`` for the server (the first caller's).
+    """
+    with _storages_lock:
+        if database_url not in _storages:
+            _storages[database_url] = _make_storage(database_url, retry_seconds)
+        return _storages[database_url]
+
+
+def dispose_optuna_storages() -> None:
+    """Close the pools of every Optuna storage this process opened (shutdown, tests)."""
+    with _storages_lock:
+        for storage in _storages.values():
+            storage.engine.dispose()
+        _storages.clear()
+
+
+def _make_storage(database_url: str, retry_seconds: float) -> optuna.storages.RDBStorage:
+    kwargs = {**POOL, **(sqlite_engine_kwargs() if is_sqlite(database_url) else {"pool_pre_ping": True})}
+    storage = optuna.storages.RDBStorage(database_url, engine_kwargs=kwargs)
+    if is_sqlite(database_url):
+        use_sqlite_begin(storage.engine, "BEGIN IMMEDIATE")
+    else:
+        wait_for_server(storage.engine, retry_seconds)  # a study outlives a database restart
+    return storage
+
+
+LEGACY_PREFIX = "ttc-"  # Optuna studies were named ``ttc-<id>`` before issue 14
+
+
+def optuna_study_name(study_id: str) -> str:
+    """The Optuna study of a ttc study is named with the bare ttc id (issue 14): users find it with
+    ``optuna.load_study(study_name=<ttc id>, storage=<TTC_DATABASE_URL>)``."""
+    return study_id
+
+
+def load_optuna_study(database_url: str, study_id: str) -> optuna.Study:
+    """The Optuna study of ``study_id``, also under its legacy ``ttc-<id>`` name; KeyError if none."""
+    storage = optuna_storage(database_url)
+    for name in (optuna_study_name(study_id), LEGACY_PREFIX + study_id):
+        with contextlib.suppress(KeyError):
+            return optuna.load_study(study_name=name, storage=storage)
+    raise KeyError(f"no Optuna study for ttc study {study_id!r}")

@@ -18,8 +18,8 @@ import signal
 import threading
 
 from service.db import Database
+from service.db.optuna_mirror import dispose_optuna_storages
 from service.runners.scheduler import StudyScheduler
-from service.runners.study_runner import dispose_optuna_storages
 from service.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)

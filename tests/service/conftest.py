@@ -18,7 +18,7 @@ from sqlalchemy.exc import OperationalError
 
 from service.app import create_app
 from service.db import Database
-from service.runners.study_runner import dispose_optuna_storages
+from service.db.optuna_mirror import dispose_optuna_storages
 from service.settings import Settings
 from tests.service.service_helpers import local_client
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from service.runners.study_runner import dispose_optuna_storages
+from service.db.optuna_mirror import dispose_optuna_storages
 from tests.service.service_helpers import free_port
 
 BINARIES = sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: int(p.parent.name))

@@ -9,8 +9,8 @@ import pytest
 from predictor.trial_space import TRIAL_PARAMS as PARAMS
 from predictor.types import json_safe
 from service.db import Database
-from service.db.optuna_mirror import PLAN_ATTR
-from service.runners.study_runner import StudyRunner, load_optuna_study, optuna_storage
+from service.db.optuna_mirror import PLAN_ATTR, load_optuna_study, optuna_storage
+from service.runners.study_runner import StudyRunner
 from tests.service.service_helpers import tiny_spec
 from worker.spec import parse_spec
 

@@ -11,7 +11,7 @@ import optuna
 import pytest
 
 from service.db import TERMINAL_STATES, Database, measurement_store, study_store
-from service.runners.study_runner import optuna_study_name
+from service.db.optuna_mirror import optuna_study_name
 from tests.service.service_helpers import ServiceProcess, mid_study_spec, wait_for
 
 log = logging.getLogger(__name__)

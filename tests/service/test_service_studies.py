@@ -7,7 +7,7 @@ import json
 import optuna
 
 from service.app import create_app
-from service.runners.study_runner import optuna_study_name
+from service.db.optuna_mirror import optuna_study_name
 from service.settings import Settings
 from tests.service.service_helpers import local_client, tiny_spec
 
