@@ -106,7 +106,7 @@ def with_prior(search: ColdStartSearch, plan: Plan, spec: Spec, seed: int) -> di
     run = run_schedule(spec.model_copy(update={"seed": seed}), plan.config, plan.warmup, math.inf,
                        RUN_MAX_ITERATIONS)
     curve = [(float(k), float(loss)) for k, _, loss in run.curve if k > 0 and math.isfinite(loss)]
-    search.priors = (curve,)
+    search.study.priors = (curve,)
     return search.plan("eval").to_dict()["predicted"]
 
 

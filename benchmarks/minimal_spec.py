@@ -36,7 +36,7 @@ def evaluate(kind: str, name: str) -> dict:
     started = time.monotonic()
     search, plan, _ = run_ttc(spec)
     devices = spec.cluster.nodes * spec.cluster.devices_per_node
-    probes = cluster_seconds(search.probes, devices)
+    probes = cluster_seconds(search.study.probes, devices)
     truth_spec = spec.model_copy(update={"seed": 1})
     run = run_schedule(truth_spec, plan.config, plan.warmup, math.inf, RUN_MAX_ITERATIONS)
     measured = run.reached_seconds if run.reached_seconds is not None else math.inf
@@ -44,7 +44,7 @@ def evaluate(kind: str, name: str) -> dict:
     cut_off = cost is None and not run.diverged and run.end_iteration >= RUN_MAX_ITERATIONS
     bound = probes / run.seconds if cut_off else None  # its TTC exceeds the seconds it ran
     ceiling = cost if cost is not None else bound
-    return {"scenario": f"{kind}/{name}", "held_out": held_out(name), "probes": len(search.probes),
+    return {"scenario": f"{kind}/{name}", "held_out": held_out(name), "probes": len(search.study.probes),
             "probe_cluster_seconds": probes, "plan": plan.config.key(), "worth_tuning": plan.worth_tuning,
             "reason": plan.worth_tuning_reason, "confidence": plan.confidence.level,
             "predicted_ttc": plan.predicted.ttc_seconds if plan.confidence.supported else None,

@@ -309,7 +309,7 @@ def evaluate(name: str, kind: str, jobs: int, seeds: list[int], cache: Path | No
     started = time.monotonic()
     try:
         search, plan, prober = run_ttc(spec)
-        ttc_probes = search.probes
+        ttc_probes = search.study.probes
         spent = cluster_seconds(ttc_probes, devices)
         tpe_config, tpe_probes = run_tpe(spec, prober, spent, spec.seed)
         grid_config, grid_probes = run_plain_grid(spec, prober)
@@ -340,23 +340,23 @@ def evaluate(name: str, kind: str, jobs: int, seeds: list[int], cache: Path | No
             }
         plan_check = _check(plan.predicted if plan.confidence.supported else None, measured["ttc"])
         if not plan.confidence.supported:  # a diagnostic, never a plan error: what the plan held back
-            plan_check["withheld"] = _check(search.predict(plan.config), measured["ttc"])
+            plan_check["withheld"] = _check(search.study.predict(plan.config), measured["ttc"])
         if math.isfinite(plan.predicted.evidence_seconds):  # the measured lower bound, on every truth seed
             fastest = truth.fastest(plan.config, plan.warmup)
             plan_check["at_least"] = {"seconds": plan.predicted.evidence_seconds, "fastest_truth": fastest,
                                       "held": fastest >= plan.predicted.evidence_seconds}
-        warmup = (Phase(search.warmup_config, search.fork.iteration)
-                  if search.fork and search.warmup_config else None)
+        warmup = (Phase(search.study.warmup_config, search.study.fork.iteration)
+                  if search.study.fork and search.study.warmup_config else None)
         checks = []
         for config in random.Random(0).sample(grid, min(CHECKED_CONFIGS, len(grid))):
-            prediction = search.predict(config)
+            prediction = search.study.predict(config)
             if prediction is None:
                 continue
             # Censored past the interval's top: a run slower than that is a miss whatever its TTC.
             # "Never reaches" is checked as "not within NEVER × the best known".
             high = prediction.ttc_high if math.isfinite(prediction.ttc_seconds) else NEVER * best_known
             cap = max(CENSOR * best_known, 1.5 * high)
-            run = (config, None if config == search.warmup_config else warmup)
+            run = (config, None if config == search.study.warmup_config else warmup)
             [seconds] = truth.ttc([run], cap)
             check = {"config": config.key(), **_check(prediction, seconds)}
             ran = truth.ran_for(*run)

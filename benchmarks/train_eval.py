@@ -37,7 +37,7 @@ RUN_MAX_ITERATIONS = 40_000
 def train(spec: Any) -> tuple[Any, Any, Any]:
     """ttc's study, then the run with re-plans, in this process (probe states kept in memory)."""
     search, plan, prober = run_ttc(spec)
-    planner = TrainingPlanner(search, max_iterations=RUN_MAX_ITERATIONS)
+    planner = TrainingPlanner(search.study, max_iterations=RUN_MAX_ITERATIONS)
     while requests := planner.ask():
         for request in requests:
             planner.tell(prober.run(request))
@@ -64,7 +64,7 @@ def evaluate(name: str, kind: str, seeds: list[int], jobs: int, cache: Path | No
             grid_ttc = dict(zip((c.key() for c in grid), measured, strict=True))
         finally:
             truth.close()
-        probes = sum(r.seconds * r.config.devices / devices for r in search.probes)
+        probes = sum(r.seconds * r.config.devices / devices for r in search.study.probes)
         best_key = min(grid_ttc, key=grid_ttc.get)  # inf when every fixed config was censored
         best_fixed = grid_ttc[best_key] if math.isfinite(grid_ttc[best_key]) else cap
         one_shot = probes + one_shot_run

@@ -72,7 +72,7 @@ def main() -> None:
     args = parser.parse_args()
     spec = load_spec(SCENARIOS / args.kind / f"{args.scenario}.yaml")
     search, plan, _ = run_ttc(spec)
-    recipe, target = search.warmup_config, search.target
+    recipe, target = search.study.warmup_config, search.target
     if recipe is None:
         raise SystemExit(f"{args.scenario}: the study ran no warm-up")
     own = _from_scratch(spec, recipe, spec.seed)
@@ -100,7 +100,7 @@ def main() -> None:
     print(json.dumps(json_safe({
         "scenario": args.scenario, "target": target, "plan": plan.config.key(),
         "confidence": plan.confidence.level, "plan_point_estimate_seconds": plan.predicted.ttc_seconds,
-        "warmup": recipe.key(), "warmup_end": search.fork.iteration if search.fork else None,
+        "warmup": recipe.key(), "warmup_end": search.study.fork.iteration if search.study.fork else None,
         "probes_seed_run_iterations": own.reached_iteration,
         "from_scratch_iterations": {f"seed {s}": run.reached_iteration for s, run in truth.items()},
         "crossing": {f"seed {s}": _crossing(run, target) for s, run in truth.items()},

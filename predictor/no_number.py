@@ -15,33 +15,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Protocol
 
 from predictor.confidence import assess
-from predictor.forecast import Curve
-from predictor.lineages import Lineages
 from predictor.plan_forecast import plan_forecast
 from predictor.regime import Regime, read_view_regime
-from predictor.ttc_model import ForkPoint, TtcModel
+from predictor.study import Study
 from predictor.types import Config, Phase, Plan, Prediction, ProbeResult
-
-
-class Study(Protocol):
-    """What of a study (predictor.search.ColdStartSearch) this plan reads."""
-
-    probes: list[ProbeResult]
-    model: TtcModel | None
-    target: float
-    baseline: Config | None
-    warmup_config: Config | None
-    worth_tuning_reason: str
-    lineages: Lineages
-    fork: ForkPoint | None
-    priors: tuple[Curve, ...]
-
-    def cluster_seconds(self) -> float: ...
-
-    def warmup_of(self, view: ProbeResult) -> Phase | None: ...
 
 
 def with_measured_bound(prediction: Prediction, view: ProbeResult, warmup: Phase | None,
@@ -62,32 +41,32 @@ class TargetUnreachable(RuntimeError):
     """The evidence shows no configuration can reach the target (curves level off above it)."""
 
 
-def plan_without_prediction(search: Study, study_id: str, views: dict[str, ProbeResult]) -> Plan:
+def plan_without_prediction(study: Study, study_id: str, views: dict[str, ProbeResult]) -> Plan:
     """Unreachable only when every live curve has levelled off above the target; otherwise the
     best measured config, with no number."""
     alive = [v for v in views.values() if not v.diverged and not v.error]
     if not alive:
-        raise TargetUnreachable(f"every one of {len(search.probes)} probes diverged or failed")
-    model = search.model
+        raise TargetUnreachable(f"every one of {len(study.probes)} probes diverged or failed")
+    model = study.model
     levelled = [v for v in alive if model and v.config.key() in model.out_of_reach
                 and read_view_regime(v).regime is Regime.FLAT]
     if len(levelled) == len(alive):
         raise TargetUnreachable(
-            f"none of {len(alive)} probed configs can reach target loss {search.target}: every curve "
+            f"none of {len(alive)} probed configs can reach target loss {study.target}: every curve "
             "has levelled off above it")
     best = min(alive, key=lambda v: v.final_loss)
-    warmup = search.warmup_of(best)
+    warmup = study.warmup_of(best)
     nothing = with_measured_bound(Prediction(math.inf, 0.0, math.inf, best.steady_seconds_per_iteration,
                                              math.inf, float(best.end_iteration)), best, warmup,
-                                  search.warmup_config)
-    outlook = plan_forecast(best, nothing, model, search.lineages, search.fork, search.warmup_config, warmup,
-                            search.target, search.priors)
+                                  study.warmup_config)
+    outlook = plan_forecast(best, nothing, model, study.lineages, study.fork, study.warmup_config, warmup,
+                            study.target, study.priors)
     plan = Plan(study_id=study_id, config=best.config, predicted=outlook.prediction if outlook else nothing,
-                target=outlook.target(search.target) if outlook else None,
-                baseline_config=search.baseline or best.config, baseline_predicted_ttc_seconds=math.inf,
-                probe_count=len(search.probes), probe_cluster_seconds=search.cluster_seconds(),
+                target=outlook.target(study.target) if outlook else None,
+                baseline_config=study.baseline or best.config, baseline_predicted_ttc_seconds=math.inf,
+                probe_count=len(study.probes), probe_cluster_seconds=study.cluster_seconds(),
                 evidence=[best.probe_key], warmup=warmup,
-                worth_tuning=not search.worth_tuning_reason,
-                worth_tuning_reason=search.worth_tuning_reason)
+                worth_tuning=not study.worth_tuning_reason,
+                worth_tuning_reason=study.worth_tuning_reason)
     plan.confidence = assess(None, False, read_view_regime(best))
     return plan

@@ -12,24 +12,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from predictor.plan_choice import CHANGE_MARGIN, bounded
+from predictor.study import Study
 from predictor.ttc_model import conservative
-from predictor.types import Confidence, Config, Prediction, ProbeResult, json_safe
-
-
-class RankedStudy(Protocol):
-    """What the ranking reads of a study (predictor.search.ColdStartSearch)."""
-
-    predictions: dict[str, Prediction]
-    baseline: Config | None
-    probes: list[ProbeResult]
-    pruned: set[str]
-
-    def views(self) -> dict[str, ProbeResult]: ...
-
-    def confidence_of(self, key: str) -> Confidence: ...
+from predictor.types import Confidence, Config, Prediction, json_safe
 
 TIE = 1e-9  # later segments and configs that did not beat the plan rank just after it
 UNBOUNDED = 1e300  # the value of a plan with no risk-aware score: Optuna must still order it first
@@ -73,19 +61,19 @@ def _why_lost(prediction: Prediction, score: float, plan: Prediction, plan_score
     return f"predicted slower: {prediction.ttc_seconds:.4g} s against the plan's {plan.ttc_seconds:.4g} s"
 
 
-def ranking(search: RankedStudy, plan_key: str | None) -> list[RankedConfig]:
+def ranking(study: Study, plan_key: str | None) -> list[RankedConfig]:
     """Every config of the current epoch (forks from the warm-up, or probes from scratch), best first."""
-    views = search.views()
-    plan_prediction = search.predictions.get(plan_key) if plan_key else None
+    views = study.views()
+    plan_prediction = study.predictions.get(plan_key) if plan_key else None
     plan_score = conservative(plan_prediction) if plan_prediction else math.inf
-    kept = plan_key is not None and search.baseline is not None and plan_key == search.baseline.key()
-    any_bounded = bounded(search.predictions)
+    kept = plan_key is not None and study.baseline is not None and plan_key == study.baseline.key()
+    any_bounded = bounded(study.predictions)
     rows = []
     for key, view in views.items():
-        prediction = search.predictions.get(key)
+        prediction = study.predictions.get(key)
         score = conservative(prediction) if prediction else math.inf
-        keys = [s.probe_key for s in search.probes if s.config.key() == key]
-        confidence = search.confidence_of(key) if prediction else None
+        keys = [s.probe_key for s in study.probes if s.config.key() == key]
+        confidence = study.confidence_of(key) if prediction else None
         if view.error:
             status, reason = "failed", view.error
         elif view.diverged:
@@ -105,14 +93,14 @@ def ranking(search: RankedStudy, plan_key: str | None) -> list[RankedConfig]:
             status, reason = "lost", "no plan was predicted"
         else:
             status, reason = "lost", _why_lost(prediction, score, plan_prediction, plan_score, kept)
-        if key in search.pruned and status == "lost":
+        if key in study.pruned and status == "lost":
             status = "pruned"
         rows.append(RankedConfig(view.config, keys, score, prediction, confidence, status, reason))
     order = {"plan": 0, "lost": 1, "pruned": 2, "diverged": 3, "failed": 4}
     return sorted(rows, key=lambda r: (order[r.status], r.score))
 
 
-def decision_values(search: RankedStudy, plan_key: str | None) -> dict[str, float | None]:
+def decision_values(study: Study, plan_key: str | None) -> dict[str, float | None]:
     """Probe key → the value the plan was chosen on (None: pruned, diverged or failed).
 
     The plan's latest probe has the least value; every other probe is valued at its config's
@@ -120,7 +108,7 @@ def decision_values(search: RankedStudy, plan_key: str | None) -> dict[str, floa
     after it), each later in the order ttc ranks them. A plan without a risk-aware score (kept
     as the baseline, its interval open above) is valued UNBOUNDED, and the rest above it.
     """
-    rows = ranking(search, plan_key)
+    rows = ranking(study, plan_key)
     plan_score = next((r.score for r in rows if r.status == "plan"), math.inf)
     values: dict[str, float | None] = {}
     floor = plan_score if math.isfinite(plan_score) else UNBOUNDED
@@ -131,6 +119,6 @@ def decision_values(search: RankedStudy, plan_key: str | None) -> dict[str, floa
         value = floor if row.status == "plan" else max(row.score, floor) * (1 + TIE * (rank + 1))
         for position, key in enumerate(reversed(row.probe_keys)):  # latest probe first
             values[key] = value * (1 + TIE * position)
-    for probe in search.probes:  # probes of an earlier epoch (the sweep before the warm-up)
+    for probe in study.probes:  # probes of an earlier epoch (the sweep before the warm-up)
         values.setdefault(probe.probe_key, None)
     return values

@@ -43,13 +43,15 @@ from predictor.daso_defaults import MAX_GLOBAL_SKIPS
 from predictor.eta import eta_at
 from predictor.he_model import allocation
 from predictor.lineages import merge
-from predictor.plan_choice import CHANGE_MARGIN
+from predictor.planning import plan_of
 from predictor.reference_curve import ReferenceCurve
 from predictor.se_model import Z80
-from predictor.search import ColdStartSearch, adjacent, timing_length
+from predictor.search import adjacent, timing_length
 from predictor.speed_first import by_speed, level_above, rest_of_run, unresolved
+from predictor.study import Study, pack
+from predictor.switch import sooner, switch_gain
 from predictor.ttc_model import ForkPoint, TtcModel, conservative, dynamics_class, finished
-from predictor.types import Config, Prediction, ProbeRequest, ProbeResult, json_safe
+from predictor.types import Config, ProbeRequest, ProbeResult, json_safe
 
 CHECKPOINT_PROBES = 4  # a run segment is this many probe lengths: the most a crash can lose
 FORK_SHARE = 16  # a re-plan's fork is this share of the run so far (at least a probe): deep in a
@@ -93,17 +95,18 @@ class TrainingResult:
 
 
 class TrainingPlanner:
-    def __init__(self, search: ColdStartSearch, max_iterations: int = 1_000_000) -> None:
-        """``search``: the finished study (its plan, lineages and probes)."""
-        self.search = search
-        self.space, self.budget, self.target = search.space, search.budget, search.target
+    def __init__(self, study: Study, max_iterations: int = 1_000_000) -> None:
+        """``study``: the finished study (its plan, lineages and probes), whose ledger the re-plans
+        are charged to."""
+        self.study = study
+        self.space, self.budget, self.target = study.space, study.budget, study.target
         self.max_iterations = max_iterations
         self.length = self.budget.probe_max_iterations
-        plan = search.plan("training")
-        probed = search.lineages.segments[plan.evidence[-1]].config if plan.evidence else plan.config
+        plan = plan_of(study, "training")
+        probed = study.lineages.segments[plan.evidence[-1]].config if plan.evidence else plan.config
         self.run: list[ProbeResult] = self._plan_lineage(probed)  # the run's segments so far
-        self.tuning: list[ProbeResult] = [p for p in search.probes if p not in self.run]
-        self.study_tuning = self.search._cost_of(self.tuning)  # held to the study's own budget
+        self.tuning: list[ProbeResult] = [p for p in study.probes if p not in self.run]
+        self.study_tuning = study.cost_of(self.tuning)  # held to the study's own budget
         planned = next((s for s in self.run if s.config.key() == probed.key()), None)  # after a warm-up
         self.reasons: dict[str, str] = {planned.probe_key: "the study's plan"} if planned else {}
         self._pending: dict[str, ProbeRequest] = {}
@@ -119,14 +122,13 @@ class TrainingPlanner:
     def _plan_lineage(self, config: Config) -> list[ProbeResult]:
         """The segments of the plan's lineage: the warm-up (if the plan forked from it) and the
         plan's own segments, from the study's records."""
-        search = self.search
-        origin = search.fork.key if search.fork else None
-        chain = search.lineages.chain_of(origin, config.key())
-        if search.fork is not None and chain and chain[0].parent == search.fork.key:
-            recipe = search.warmup_config
-            warmup = search.lineages.chain_of(None, recipe.key()) if recipe else []
-            return [s for s in warmup if s.end_iteration <= search.fork.iteration] + chain
-        return chain or search.lineages.chain_of(None, config.key())
+        study = self.study
+        chain = study.lineages.chain_of(study.origin(), config.key())
+        if study.fork is not None and chain and chain[0].parent == study.fork.key:
+            recipe = study.warmup_config
+            warmup = study.lineages.chain_of(None, recipe.key()) if recipe else []
+            return [s for s in warmup if s.end_iteration <= study.fork.iteration] + chain
+        return chain or study.lineages.chain_of(None, config.key())
 
     def _view(self) -> ProbeResult:
         return merge(self.run)
@@ -143,10 +145,10 @@ class TrainingPlanner:
                     or view.end_iteration >= self.max_iterations)
 
     def tuning_cluster_seconds(self) -> float:
-        return self.search._cost_of(self.tuning)
+        return self.study.cost_of(self.tuning)
 
     def run_cluster_seconds(self) -> float:
-        return self.search._cost_of(self.run)
+        return self.study.cost_of(self.run)
 
     # -- ask / tell -----------------------------------------------------------------------------------
     def ask(self) -> list[ProbeRequest]:
@@ -155,7 +157,7 @@ class TrainingPlanner:
         tip = self.run[-1]
         length = min(CHECKPOINT_PROBES * self.length, self.max_iterations - tip.end_iteration)
         requests = []
-        changed = self._speed_changed()
+        changed = self.speed_changed()
         if tip.end_iteration >= self._replan_at or self._left_band() or changed:
             speed_first = changed or self._within_noise
             if timings := self._timing_requests(tip, allocation_first=speed_first):
@@ -181,7 +183,7 @@ class TrainingPlanner:
             self.tuning.append(result)
         else:
             self.run.append(result)
-            entry = eta_at(self._view(), result, self.target, self.search.priors)
+            entry = eta_at(self._view(), result, self.target, self.study.priors)
             if entry is not None:
                 self.eta.append(entry)
         if self._replan is not None:
@@ -205,13 +207,13 @@ class TrainingPlanner:
         estimate = tip.end_seconds + max(remaining, 0.0) * tip.steady_seconds_per_iteration
         return not self._band[0] <= estimate <= self._band[1]
 
-    def _speed_changed(self) -> bool:
+    def speed_changed(self) -> bool:
         """The last segment ran outside the 80% speed band of the one before it, on the same config
         (the HE model's residual spread, at least SPEED_CHANGE; DASO's skips and DBS's rebalancing
         move less): the speed the plan was made for no longer holds."""
         if len(self.run) < 2 or self.run[-2].config.key() != self.run[-1].config.key():
             return False
-        model = self.search.model
+        model = self.study.model
         sigma = model.he.sigma if model is not None and model.he is not None else 0.0
         before, now = self.run[-2].steady_seconds_per_iteration, self.run[-1].steady_seconds_per_iteration
         if before <= 0 or now <= 0:
@@ -227,9 +229,9 @@ class TrainingPlanner:
         on ``throttled_node`` no move fitted at full length from iteration 14,476 on, so a run
         levelled off above the target went 15,000 iterations without a re-plan."""
         length = max(self.length, tip.end_iteration // FORK_SHARE)
-        neighbours, room = self._neighbours(tip.config, allocation_first), self._room()
+        neighbours, room = self.neighbours(tip.config, allocation_first), self._room()
         for config in neighbours:
-            cost = self._cost(self._fork_request(tip, config, length))
+            cost = self.cost(self._fork_request(tip, config, length))
             if cost <= room:
                 break
             if room > 0 and (affordable := int(length * room / cost)) >= length // 2:
@@ -242,9 +244,9 @@ class TrainingPlanner:
         segment has run, one per allocation: the HE model's speed for them rests on links fitted
         from other patterns (a parameter server's pushes from a ring's timings), and a fork's cost
         is read from it. The re-plan proper follows with the speeds measured."""
-        measured = {allocation(r.config) for r in (*self.search.probes, *self.run, *self.tuning)}
+        measured = {allocation(r.config) for r in (*self.study.probes, *self.run, *self.tuning)}
         unmeasured: dict[tuple[str, int, int], Config] = {}
-        for config in self._neighbours(tip.config, allocation_first):
+        for config in self.neighbours(tip.config, allocation_first):
             if allocation(config) not in measured:
                 unmeasured.setdefault(allocation(config), config)
         return self._affordable_forks(tip, list(unmeasured.values()), timing_length(self.budget))
@@ -253,13 +255,8 @@ class TrainingPlanner:
         """Forks of ``configs`` (in order) from the run's checkpoint, ``length`` iterations each,
         as many as the re-plan budget still holds."""
         room = self._room()
-        requests = []
-        for config in configs:
-            request = self._fork_request(tip, config, length)
-            if (cost := self._cost(request)) <= room:
-                requests.append(request)
-                room -= cost
-        return requests
+        forks = (self._fork_request(tip, config, length) for config in configs)
+        return pack(forks, self.cost, lambda _: room)
 
     def _fork_request(self, tip: ProbeResult, config: Config, length: int) -> ProbeRequest:
         return ProbeRequest(config, self.budget.probe_seconds * length / self.length, length,
@@ -270,19 +267,19 @@ class TrainingPlanner:
         spent = self.tuning_cluster_seconds() - self.study_tuning
         return self.budget.max_overhead * self.run_cluster_seconds() - spent
 
-    def _cost(self, request: ProbeRequest) -> float:
+    def cost(self, request: ProbeRequest) -> float:
         """Expected cluster-seconds: at the speed a segment of this config measured, else the HE
         model's, else the run's."""
         speed = self.run[-1].steady_seconds_per_iteration
-        model = self.search.model
+        model = self.study.model
         timed = [r for r in (*self.run, *self.tuning) if r.config.key() == request.config.key()]
         if timed:
             speed = timed[-1].steady_seconds_per_iteration
         elif model is not None and (estimate := model.speed(request.config)) is not None:
             speed = estimate.value
-        return speed * request.max_iterations * request.config.devices / self.space.devices
+        return self.study.share(speed * request.max_iterations, request.config)
 
-    def _neighbours(self, config: Config, allocation_first: bool = False) -> list[Config]:
+    def neighbours(self, config: Config, allocation_first: bool = False) -> list[Config]:
         """Omnivore's re-tuning moves around the current config, most promising first: g (from a synchronous
         run, its first asynchronous step: Omnivore's primary knob), learning rate (the side the evidence
         points to first) and momentum, the batch size with the rate scaled linearly, then at the same rate
@@ -301,7 +298,7 @@ class TrainingPlanner:
         moves = []
         lrs, momenta = sorted(space.learning_rates), sorted(space.momenta)
         moves += self._group_moves(config)
-        moves += [config.replace(lr=config.lr * f) for f in self._rate_steps(config)
+        moves += [config.replace(lr=config.lr * f) for f in self.rate_steps(config)
                   if lrs[0] / 3 <= config.lr * f <= lrs[-1] * 3]
         moves += [config.replace(momentum=m) for m in adjacent(momenta, config.momentum)]
         for batch in adjacent(sorted(space.batch_sizes), config.batch_size):
@@ -322,7 +319,7 @@ class TrainingPlanner:
         out = [c for c in out if c.key() not in self._behind] + [c for c in out if c.key() in self._behind]
         return list({c.key(): c for c in out if c.key() != config.key() and c.key() not in diverged}.values())
 
-    def _rate_steps(self, config: Config) -> tuple[float, float]:
+    def rate_steps(self, config: Config) -> tuple[float, float]:
         """The rate's two moves, the side the evidence points to first (a re-plan often has room
         for one fork): up, unless the study or the run saw a rate of ``config``'s dynamics class
         above its own, up to the doubled one, diverge, or the study's sweep from scratch ran a
@@ -330,9 +327,9 @@ class TrainingPlanner:
         The model reads rates the same way: a larger step needs no more iterations until it
         diverges (``TtcModel.lr_exponent`` ≥ 0). Down first had ``plateau`` fork half the rate at
         its one re-plan, when double the rate reached the target 20–27% sooner."""
-        higher = [r for r in (*self.search.probes, *self.tuning)
+        higher = [r for r in (*self.study.probes, *self.tuning)
                   if dynamics_class(r.config) == dynamics_class(config) and r.config.lr > config.lr]
-        recipe = self.search.recipe
+        recipe = self.study.recipe
         turned = recipe is not None and recipe.lr <= config.lr and any(r.parent is None for r in higher)
         diverged = any(r.diverged and r.config.lr <= 2 * config.lr for r in higher)
         return (0.5, 2.0) if turned or diverged else (2.0, 0.5)
@@ -363,7 +360,7 @@ class TrainingPlanner:
             return
         fork = ForkPoint(reference, tip.end_iteration, tip.end_seconds, tip.probe_key, tip.config)
         views = [r for r in told if not r.diverged and not r.error]
-        model = TtcModel(views, self.target, fork=fork, timings=self.search.probes + self.run + self.tuning)
+        model = TtcModel(views, self.target, fork=fork, timings=self.study.probes + self.run + self.tuning)
         continued = next((r for r in views if r.config.key() == tip.config.key()), None)
         speed = model.speed(tip.config)
         if continued is None or speed is None:
@@ -410,7 +407,7 @@ class TrainingPlanner:
                 phases.append(TrainingPhase(segment.config, loss_in=previous, reason=reason))
             phase = phases[-1]
             phase.iterations += segment.iterations
-            phase.cluster_seconds += self.search._cost_of([segment])
+            phase.cluster_seconds += self.study.cost_of([segment])
             phase.loss_out = previous = segment.final_loss
         return phases
 
@@ -434,25 +431,3 @@ def same_segment(requests: Iterable[ProbeRequest], result: ProbeResult) -> Probe
     return next((r for r in requests if not r.forks and r.parent == result.parent
                  and r.config.key() == result.config.key() and r.start_iteration == result.start_iteration),
                 None)
-
-
-def switch_gain(incumbent: Prediction, challenger: Prediction) -> float | None:
-    """How much sooner (a share) the challenger is predicted to finish the rest of the run, or None
-    unless it is ahead by CHANGE_MARGIN on the point prediction and on the risk-aware score. Where
-    the incumbent's score is unbounded (its own fit's spread, not evidence against it), the
-    challenger's risk-aware score must beat the incumbent's point."""
-    margin, score = 1 - CHANGE_MARGIN, conservative(challenger)
-    incumbent_score = conservative(incumbent)
-    bar = incumbent_score if math.isfinite(incumbent_score) else incumbent.ttc_seconds
-    if not (math.isfinite(score) and challenger.ttc_seconds <= margin * incumbent.ttc_seconds
-            and score <= margin * bar):
-        return None
-    return 1 - score / bar
-
-
-def sooner(gain: float) -> str:
-    """A switch's gain (``switch_gain``) in words that stay true near 100%: against a continuation
-    extrapolated 60-fold a challenger gains 99.8%, which "100% sooner" would round to at once."""
-    if gain < 0.5:
-        return f"{gain:.0%} sooner than continuing"
-    return f"in {1 - gain:.2g}× the time continuing would take"

@@ -48,13 +48,13 @@ def plan_config_key(search: ColdStartSearch, plan: Plan) -> str | None:
     if rows:
         return rows[0]
     last = plan.evidence[-1] if plan.evidence else None
-    return next((p.config.key() for p in search.probes if p.probe_key == last), None)
+    return next((p.config.key() for p in search.study.probes if p.probe_key == last), None)
 
 
 def agreeing_values(search: ColdStartSearch, plan: Plan) -> dict[str, float | None]:
     """Probe key → the trial's value: the plan's decision value; for a plan given none, a value
     below every other (it is still the plan)."""
-    values = decision_values(search, plan_config_key(search, plan))
+    values = decision_values(search.study, plan_config_key(search, plan))
     if plan.evidence and values.get(plan.evidence[-1]) is None:
         least = min((v for v in values.values() if v is not None), default=UNBOUNDED)
         values[plan.evidence[-1]] = min(least / (1 + TIE), UNBOUNDED)
@@ -99,16 +99,16 @@ def agree(search: ColdStartSearch, plan: Plan, storage: str | optuna.storages.Ba
           study_name: str) -> optuna.Study:
     """Rewrite ``study_name`` in ``storage`` (the search's study) so Optuna's best trial is the plan.
 
-    Returns the re-created study; ``search.study`` is pointed at it.
+    Returns the re-created study; ``search.optuna_study`` is pointed at it.
     """
-    trials = search.study.get_trials(deepcopy=False)
+    trials = search.optuna_study.get_trials(deepcopy=False)
     values, rows = agreeing_values(search, plan), _reasons(plan)
     rewritten = [_rewritten(t, values, rows) for t in trials]
     optuna.delete_study(study_name=study_name, storage=storage)
     study = optuna.create_study(study_name=study_name, storage=storage, direction="minimize")
     study.add_trials(rewritten)
     study.set_user_attr(PLAN_ATTR, json_safe(plan.to_dict()))
-    search.study = study
+    search.optuna_study = study
     return study
 
 

@@ -142,7 +142,7 @@ class StudyRunner:
             spec.search_space(),
             spec.budget_limits(),
             target_value(spec),
-            study=_fresh_optuna_study(self.db, study_id, resumed),
+            optuna_study=_fresh_optuna_study(self.db, study_id, resumed),
             priors=priors,
         )
         launcher = ProbeLauncher(spec, self.ray_address, state_source=DatabaseStates(self.db, study_id))
@@ -226,7 +226,7 @@ class StudyRunner:
     ) -> None:
         for result in launcher.run(requests, stop):
             search.tell(result)
-            prediction = search.predictions.get(result.config.key())
+            prediction = search.study.predictions.get(result.config.key())
             predicted = prediction.ttc_seconds if prediction else None
             state = None if result.error else dump_state(launcher.state(result.probe_key))
 
@@ -241,8 +241,8 @@ class StudyRunner:
             if self.on_probe is not None:
                 self.on_probe(result)
             if self.on_progress is not None:
-                best = min((p.ttc_seconds for p in search.predictions.values()), default=math.inf)
-                self.on_progress(Progress(study_id, len(search.probes), search.budget.max_probes,
+                best = min((p.ttc_seconds for p in search.study.predictions.values()), default=math.inf)
+                self.on_progress(Progress(study_id, len(search.study.probes), search.budget.max_probes,
                                           best, time.monotonic() - started, result))
             if self._stopping(study_id, stop):
                 return  # the probes still in flight stay unfinished rows, retried on resume
@@ -253,7 +253,7 @@ def plan_tip_keys(search: ColdStartSearch) -> set[str]:
     from predictor.training import TrainingPlanner
 
     try:
-        planner = TrainingPlanner(search)
+        planner = TrainingPlanner(search.study)
     except TargetUnreachable:
         return set()
     return {planner.run[-1].probe_key} if planner.run else set()

@@ -95,7 +95,7 @@ class TrainingRunner:
         if cancelled:
             self._cancel(study_id)
         search, launcher, predicted = self._study(study_id, spec, study_state, stop)
-        planner = TrainingPlanner(search, max_iterations=max_iterations)
+        planner = TrainingPlanner(search.study, max_iterations=max_iterations)
         if launcher is None and not replay and planner.run and not planner.done:
             self._check_start_state(study_id, planner.run[-1].probe_key)
         if max_overhead is not None:

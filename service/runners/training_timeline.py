@@ -41,7 +41,7 @@ def timeline(planner: TrainingPlanner, predicted_ttc_seconds: float | None = Non
                                                          if not phases else "")})
         phases[-1]["end"] = end
         elapsed = end
-    study_probes = {id(p) for p in planner.search.probes}
+    study_probes = {id(p) for p in planner.study.probes}
     replans = [r for r in planner.tuning if id(r) not in study_probes]
     replan_cost = sum(r.seconds * r.config.devices / devices for r in replans)
     replan_iterations = sorted({r.start_iteration for r in replans})

@@ -123,26 +123,26 @@ def long_search() -> ColdStartSearch:
 @pytest.mark.parametrize("max_probes", [1, 3, 12])
 def test_probe_count_budget_respected(max_probes: int) -> None:
     search = run_search(Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=max_probes))
-    assert len(search.probes) <= max_probes
+    assert len(search.study.probes) <= max_probes
 
 
 @pytest.mark.parametrize("max_cluster_seconds", [0.05, 0.2, 1.0])
 def test_cluster_seconds_budget_respected(max_cluster_seconds: float) -> None:
     budget = Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=100,
                     max_cluster_seconds=max_cluster_seconds)
-    assert run_search(budget).cluster_seconds() <= max_cluster_seconds + 1e-9
+    assert run_search(budget).study.cluster_seconds() <= max_cluster_seconds + 1e-9
 
 
 def test_a_long_job_warms_up_once_and_forks_candidates_from_its_end(search: ColdStartSearch) -> None:
-    assert search.fork is not None, "a job this long must get a warm-up"
-    forks = [r for r in search.probes if r.parent == search.fork.key]
+    assert search.study.fork is not None, "a job this long must get a warm-up"
+    forks = [r for r in search.study.probes if r.parent == search.study.fork.key]
     assert len({r.config.key() for r in forks}) >= 2
-    assert all(r.start_iteration == search.fork.iteration for r in forks)
+    assert all(r.start_iteration == search.study.fork.iteration for r in forks)
     plan = search.plan("s")
     if plan.warmup is not None:
-        assert plan.warmup.iterations == search.fork.iteration
-        assert plan.warmup.config == search.warmup_config
-        assert search.baseline is not None and search.baseline.nodes == SPACE.nodes
+        assert plan.warmup.iterations == search.study.fork.iteration
+        assert plan.warmup.config == search.study.warmup_config
+        assert search.study.baseline is not None and search.study.baseline.nodes == SPACE.nodes
 
 
 def test_the_study_costs_at_most_its_overhead_share_of_the_plan_beyond_its_warm_up(
@@ -151,10 +151,11 @@ def test_the_study_costs_at_most_its_overhead_share_of_the_plan_beyond_its_warm_
     max_overhead × that TTC (the warm-up, run before anything is supported, is what it is)."""
     plan = search.plan("s")
     assert plan.confidence.supported
-    assert search.fork is not None
-    warmup_cost = sum(r.seconds * r.config.devices / SPACE.devices for r in search.probes
-                      if r.config == search.warmup_config and r.start_iteration < search.fork.iteration)
-    assert search.cluster_seconds() - warmup_cost <= LONG.max_overhead * plan.predicted.ttc_seconds * 1.5
+    study = search.study
+    assert study.fork is not None
+    warmup_cost = sum(r.seconds * r.config.devices / SPACE.devices for r in study.probes
+                      if r.config == study.warmup_config and r.start_iteration < study.fork.iteration)
+    assert study.cluster_seconds() - warmup_cost <= LONG.max_overhead * plan.predicted.ttc_seconds * 1.5
 
 
 def test_a_warm_up_is_at_least_its_minimum_length_whatever_its_extrapolation_sizes(
@@ -166,15 +167,15 @@ def test_a_warm_up_is_at_least_its_minimum_length_whatever_its_extrapolation_siz
     monkeypatch.setattr("predictor.search.drift", lambda curve, target: 1.0)
     budget = Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=40, max_overhead=0.001)
     search = run_search(budget)
-    assert search.fork is not None
-    assert search.fork.iteration >= WARMUP_MIN_PROBES * budget.probe_max_iterations
+    assert search.study.fork is not None
+    assert search.study.fork.iteration >= WARMUP_MIN_PROBES * budget.probe_max_iterations
 
 
 def test_a_job_shorter_than_its_probes_is_not_worth_tuning() -> None:
     """The first probe reaches the target: further probes cannot pay, so the search stops there."""
     search = run_search(Budget(probe_seconds=10.0, probe_max_iterations=400, max_probes=40), target=0.5)
     plan = search.plan("s")
-    assert len(search.probes) == 1
+    assert len(search.study.probes) == 1
     assert not plan.worth_tuning and "reached the target" in plan.worth_tuning_reason
     assert plan.confidence.level == "high"
     assert plan.to_dict()["worth_tuning"] is False
@@ -186,10 +187,10 @@ def test_a_job_the_evidence_shows_short_is_not_worth_tuning_before_any_probe_rea
     budget = Budget(probe_seconds=10.0, probe_max_iterations=100, max_probes=40, max_overhead=0.1)
     search = run_search(budget, target=0.05)
     plan = search.plan("s")
-    assert all(r.reached_iteration is None for r in search.probes) and search.fork is None
+    assert all(r.reached_iteration is None for r in search.study.probes) and search.study.fork is None
     assert not plan.worth_tuning and "the evidence supports a run" in plan.worth_tuning_reason
     assert plan.confidence.confident
-    assert search.cluster_seconds() >= budget.max_overhead * plan.predicted.ttc_seconds
+    assert search.study.cluster_seconds() >= budget.max_overhead * plan.predicted.ttc_seconds
 
 
 def test_value_of_information_stops_probing_when_no_candidate_can_pay() -> None:
@@ -197,7 +198,8 @@ def test_value_of_information_stops_probing_when_no_candidate_can_pay() -> None:
     what every plan is measured against: the baseline, the recipe on its node, the warm-up continued
     on its device (and at the largest batch, and at its neighbouring rates), and the recipe's first
     asynchronous step (Omnivore's g = 2)."""
-    near = run_search(Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=40, max_overhead=1e-4))
+    budget = Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=40, max_overhead=1e-4)
+    near = run_search(budget).study
     forks = {r.config.key() for r in near.probes if near.fork and r.parent == near.fork.key}
     assert near.baseline is not None and near.warmup_config is not None and near.recipe is not None
     steps = {c.key() for c in first_async_steps(near.recipe, near.space)}
@@ -212,8 +214,8 @@ def first_fork_batch(space: SearchSpace) -> tuple[ColdStartSearch, set[str] | No
     """A long synthetic search run to its end, and the config keys of its first batch of forks."""
     search, cluster, first_batch = ColdStartSearch(space, LONG, 0.03), SyntheticCluster(), None
     while requests := search.ask():
-        if first_batch is None and search.fork is not None:
-            first_batch = {r.config.key() for r in requests if r.parent == search.fork.key}
+        if first_batch is None and search.study.fork is not None:
+            first_batch = {r.config.key() for r in requests if r.parent == search.study.fork.key}
         for request in requests:
             search.tell(cluster.run(request, 0.03))
     return search, first_batch
@@ -225,11 +227,11 @@ def test_the_first_forks_carry_the_recipes_first_asynchronous_step_and_its_large
     device at the largest batch (a batch that gained nothing early may near the floor)."""
     space = replace(SPACE, batch_sizes=(16, 64, 256))
     search, first_batch = first_fork_batch(space)
-    assert first_batch is not None and search.recipe is not None
-    steps = {c.key() for c in first_async_steps(search.recipe, space)}
+    assert first_batch is not None and search.study.recipe is not None
+    steps = {c.key() for c in first_async_steps(search.study.recipe, space)}
     assert steps and steps <= first_batch
-    assert search.warmup_config is not None and search.warmup_config.batch_size == 64
-    assert search.warmup_config.replace(batch_size=256).key() in first_batch
+    assert search.study.warmup_config is not None and search.study.warmup_config.batch_size == 64
+    assert search.study.warmup_config.replace(batch_size=256).key() in first_batch
 
 
 def test_the_first_forks_compare_the_warm_ups_neighbouring_rates_past_the_transient() -> None:
@@ -237,9 +239,10 @@ def test_the_first_forks_compare_the_warm_ups_neighbouring_rates_past_the_transi
     the warm-up's neighbouring rates are forked from its checkpoint, on its own device, in the first
     fork batch, so no rate is dropped on its first probe from scratch alone."""
     search, first_batch = first_fork_batch(SPACE)
-    assert first_batch is not None and search.warmup_config is not None
-    neighbours = adjacent(sorted(SPACE.learning_rates), search.warmup_config.lr)
-    assert neighbours and {search.warmup_config.replace(lr=lr).key() for lr in neighbours} <= first_batch
+    warmup = search.study.warmup_config
+    assert first_batch is not None and warmup is not None
+    neighbours = adjacent(sorted(SPACE.learning_rates), warmup.lr)
+    assert neighbours and {warmup.replace(lr=lr).key() for lr in neighbours} <= first_batch
 
 
 def test_the_plan_changes_the_baseline_only_for_a_5_percent_win(search: ColdStartSearch) -> None:
@@ -249,24 +252,24 @@ def test_the_plan_changes_the_baseline_only_for_a_5_percent_win(search: ColdStar
     assert prediction.ttc_low <= prediction.ttc_seconds <= prediction.ttc_high
     if plan.config != plan.baseline_config:
         assert prediction.ttc_seconds <= (1 - CHANGE_MARGIN) * plan.baseline_predicted_ttc_seconds
-    assert plan.to_dict()["probes"]["count"] == len(search.probes)
+    assert plan.to_dict()["probes"]["count"] == len(search.study.probes)
 
 
 def test_predictions_are_positive_and_finite_for_unprobed_configs(search: ColdStartSearch) -> None:
-    assert search.model is not None
-    probed = [v.config for v in search.views().values()]
+    assert search.study.model is not None
+    probed = [v.config for v in search.study.views().values()]
     variants = [c.replace(nodes=n, batch_size=b) for c in probed if c.groups == 1
                 for n in (1, 2) for b in (16, 64)]
-    ttc = search.model.predict_many(variants)
+    ttc = search.study.model.predict_many(variants)
     known = ttc[np.isfinite(ttc)]
     assert known.size > 0 and np.all(known > 0)
 
 
 def test_a_diverged_probe_prunes_larger_steps_of_its_recipe(search: ColdStartSearch) -> None:
-    diverged = [r.config for r in search.probes if r.diverged]
+    diverged = [r.config for r in search.study.probes if r.diverged]
     assert diverged
     for config in diverged:
-        bigger = [r.config for r in search.probes if r.config.strategy == config.strategy
+        bigger = [r.config for r in search.study.probes if r.config.strategy == config.strategy
                   and r.config.groups == config.groups and r.config.momentum >= config.momentum
                   and r.config.lr > config.lr and r.start_iteration >= 0]
         assert not [c for c in bigger if c.key() not in {d.key() for d in diverged}]
@@ -279,9 +282,9 @@ def test_the_ranking_explains_every_config_and_its_decision_values_put_the_plan_
     plan = search.plan("s")
     rows = plan.ranking
     assert rows[0]["status"] == "plan" and rows[0]["config_key"] == plan.config.key()
-    assert {r["config_key"] for r in rows} == set(search.views())
+    assert {r["config_key"] for r in rows} == set(search.study.views())
     assert all(r["reason"] for r in rows)
-    values = decision_values(search, plan.config.key())
+    values = decision_values(search.study, plan.config.key())
     best = min((v, k) for k, v in values.items() if v is not None)[1]
     assert best == plan.evidence[-1]
 
@@ -290,8 +293,8 @@ def test_an_allocation_no_probe_measured_is_timed_before_its_statistical_efficie
         search: ColdStartSearch) -> None:
     """The baseline's allocation (every node) has no probe when the forks start: its first segment
     is a timing fork of a few iterations, and only its continuation measures how it learns."""
-    assert search.baseline is not None and search.fork is not None
-    chain = search.lineages.chain_of(search.fork.key, search.baseline.key())
+    assert search.study.baseline is not None and search.study.fork is not None
+    chain = search.study.lineages.chain_of(search.study.fork.key, search.study.baseline.key())
     assert chain and chain[0].iterations == timing_length(search.budget) < LONG.probe_max_iterations
     assert all(s.parent == p.probe_key for p, s in zip(chain, chain[1:], strict=False))
 
@@ -301,8 +304,8 @@ def test_a_timed_allocation_that_cannot_pay_gets_no_probe_of_its_learning(
 ) -> None:
     monkeypatch.setattr(ColdStartSearch, "_worth", lambda self, configs, length: [])
     search = run_search(LONG)
-    assert search.baseline is not None and search.fork is not None
-    chain = search.lineages.chain_of(search.fork.key, search.baseline.key())
+    assert search.study.baseline is not None and search.study.fork is not None
+    chain = search.study.lineages.chain_of(search.study.fork.key, search.study.baseline.key())
     assert [s.iterations for s in chain] == [timing_length(search.budget)]
 
 
@@ -311,16 +314,16 @@ def test_a_plan_with_no_number_on_a_forked_config_names_the_warm_up_it_was_measu
     """With nothing supported the plan is the best measured config; measured as a fork, it was
     measured after the warm-up, so the plan runs the warm-up first, as a supported forked plan does.
     The warm-up's own recipe, continued, is the warm-up itself and runs from scratch."""
-    fork, recipe = search.fork, search.warmup_config
+    fork, recipe = search.study.fork, search.study.warmup_config
     assert fork is not None and recipe is not None
-    views = search.views()
+    views = search.study.views()
     forks = {k: v for k, v in views.items() if v.parent == fork.key and v.config != recipe}
     assert forks
-    plan = plan_without_prediction(search, "s", forks)
+    plan = plan_without_prediction(search.study, "s", forks)
     assert plan.confidence.level == "none" and plan.config.key() in forks
     assert plan.warmup is not None
     assert (plan.warmup.config, plan.warmup.iterations) == (recipe, fork.iteration)
-    alone = plan_without_prediction(search, "s", {recipe.key(): views[recipe.key()]})
+    alone = plan_without_prediction(search.study, "s", {recipe.key(): views[recipe.key()]})
     assert alone.config == recipe and alone.warmup is None
 
 
@@ -329,20 +332,20 @@ def test_a_plan_with_no_number_says_how_long_its_run_was_measured_without_reachi
     """The seconds a plan's run was measured without reaching the target (its warm-up included)
     bound its TTC from below with no extrapolation; a run from scratch read off a fork was never
     measured, so it has no such bound."""
-    fork, recipe = search.fork, search.warmup_config
+    fork, recipe = search.study.fork, search.study.warmup_config
     assert fork is not None and recipe is not None
-    views = search.views()
+    views = search.study.views()
     forks = {k: v for k, v in views.items()
              if v.parent == fork.key and v.config != recipe and v.reached_iteration is None}
     key, view = next(iter(forks.items()))
-    plan = plan_without_prediction(search, "s", {key: view})
+    plan = plan_without_prediction(search.study, "s", {key: view})
     assert plan.predicted.evidence_seconds == pytest.approx(view.end_seconds)
     assert plan.predicted.evidence_seconds > fork.seconds  # the warm-up's seconds are in it
     assert plan.to_dict()["predicted"]["evidence_seconds"] == pytest.approx(view.end_seconds)
     stored = Plan.from_dict(plan.to_dict())  # as the database keeps it
     assert stored.predicted.evidence_seconds == pytest.approx(view.end_seconds)
     continued = views[recipe.key()]
-    alone = plan_without_prediction(search, "s", {recipe.key(): continued})
+    alone = plan_without_prediction(search.study, "s", {recipe.key(): continued})
     assert alone.predicted.evidence_seconds == pytest.approx(continued.end_seconds)
     scratch = with_measured_bound(Prediction(1.0, 0.5, 2.0, 1e-3, 1000.0), view, None, recipe)
     assert math.isnan(scratch.evidence_seconds)
@@ -353,13 +356,13 @@ def test_the_warm_up_runs_the_sweeps_recipe_on_one_device_and_asynchrony_on_whol
     """A transient is moved by updates, and one device's update never communicates: the warm-up is
     the recipe on one device, from scratch to the fork point. Groups split a node's devices, so the
     asynchronous forks stay on whole nodes even where the one-device lineage leads."""
-    recipe, warm_up, fork = search.recipe, search.warmup_config, search.fork
+    recipe, warm_up, fork = search.study.recipe, search.study.warmup_config, search.study.fork
     assert recipe is not None and warm_up is not None and fork is not None
     assert recipe.devices_per_node == SPACE.devices_per_node
     assert warm_up == recipe.replace(devices_per_node=1)
-    chain = search.lineages.chain_of(None, warm_up.key())
+    chain = search.study.lineages.chain_of(None, warm_up.key())
     assert chain[0].parent is None and chain[-1].probe_key == fork.key
-    asynchronous = [r.config for r in search.probes if r.config.groups > 1]
+    asynchronous = [r.config for r in search.study.probes if r.config.groups > 1]
     assert asynchronous and all(c.devices_per_node == SPACE.devices_per_node for c in asynchronous)
 
 
@@ -378,12 +381,12 @@ def test_a_one_device_warm_up_that_stops_descending_hands_over_to_the_recipe_on_
     while requests := search.ask():
         for request in requests:
             search.tell(cluster.run(request, 0.03))
-    recipe, fork = search.recipe, search.fork
+    recipe, fork = search.study.recipe, search.study.fork
     assert recipe is not None and fork is not None
-    one_device = [r for r in search.probes if r.config == recipe.replace(devices_per_node=1)
+    one_device = [r for r in search.study.probes if r.config == recipe.replace(devices_per_node=1)
                   and r.start_iteration < fork.iteration]
     assert len(one_device) == 2, "from scratch, then one doubling that ended higher than it began"
-    assert search.warmup_config == recipe
-    assert fork.key == search.lineages.chain_of(None, recipe.key())[-1].probe_key
+    assert search.study.warmup_config == recipe
+    assert fork.key == search.study.lineages.chain_of(None, recipe.key())[-1].probe_key
     plan = search.plan("s")
     assert plan.warmup is None or plan.warmup.config == recipe

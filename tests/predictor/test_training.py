@@ -11,13 +11,12 @@ import pytest
 from predictor.he_model import allocation
 from predictor.se_model import Estimate
 from predictor.search import ColdStartSearch, timing_length
+from predictor.switch import sooner, switch_gain
 from predictor.training import (
     CHECKPOINT_PROBES,
     FORK_SHARE,
     TrainingPlanner,
     same_segment,
-    sooner,
-    switch_gain,
 )
 from predictor.types import Budget, Prediction, ProbeRequest, ProbeResult
 from tests.predictor.test_search import SPACE, SyntheticCluster
@@ -44,7 +43,7 @@ def studied(max_overhead: float = 0.1) -> tuple[ColdStartSearch, SyntheticCluste
 
 def trained(max_overhead: float = 0.1) -> tuple[ColdStartSearch, TrainingPlanner]:
     search, cluster = studied(max_overhead)
-    planner = TrainingPlanner(search)
+    planner = TrainingPlanner(search.study)
     while requests := planner.ask():
         for request in requests:
             planner.tell(cluster.run(request, TARGET))
@@ -57,11 +56,12 @@ def test_the_run_continues_the_study_and_reaches_the_target() -> None:
     assert result.reached and math.isfinite(result.ttc_seconds)
     plan = search.plan("s")
     assert planner.run[0].start_iteration == 0 and planner.run[0].parent is None  # from the study's own probe
-    assert all(s in search.probes for s in planner.run[: len(planner.run) - 1] if s.start_iteration == 0)
+    probes = search.study.probes
+    assert all(s in probes for s in planner.run[: len(planner.run) - 1] if s.start_iteration == 0)
     # every cluster-second counted once: the run's lineage time plus all tuning
     run_seconds = planner._view().reached_seconds
     assert result.ttc_seconds == pytest.approx(run_seconds + result.tuning_cluster_seconds)
-    assert result.phases[0].config.key() in {plan.config.key(), search.warmup_config.key()}
+    assert result.phases[0].config.key() in {plan.config.key(), search.study.warmup_config.key()}
     reasons = {p.config.key(): p.reason for p in result.phases}
     assert reasons.get(plan.config.key(), "the study's plan") == "the study's plan"
 
@@ -72,11 +72,11 @@ def test_a_plan_forked_from_the_warm_up_is_named_as_such_in_the_timeline(
     """The run's first phase is the study's warm-up and the next the plan's fork, each named."""
     search, _ = studied()
     plan = search.plan("s")
-    forked = copy.copy(search.lineages.segments[plan.evidence[-1]])
+    forked = copy.copy(search.study.lineages.segments[plan.evidence[-1]])
     warmup = copy.copy(forked)
     warmup.config, warmup.key, forked.key = forked.config.replace(lr=forked.config.lr / 2), "warm", "fork"
     monkeypatch.setattr(TrainingPlanner, "_plan_lineage", lambda self, config: [warmup, forked])
-    phases = TrainingPlanner(search).phases()
+    phases = TrainingPlanner(search.study).phases()
     assert [p.reason for p in phases] == ["the study's warm-up", "the study's plan"]
 
 
@@ -85,15 +85,15 @@ def test_re_planning_never_spends_more_than_its_overhead_share_of_the_run() -> N
     share of the plan's predicted TTC is test_search's)."""
     for share in (0.05, 0.2):
         search, planner = trained(max_overhead=share)
-        replans = [r for r in planner.tuning if r not in search.probes]
+        replans = [r for r in planner.tuning if r not in search.study.probes]
         assert replans or share == 0.05
-        assert search._cost_of(replans) <= share * planner.run_cluster_seconds() + 1e-9
+        assert search.study.cost_of(replans) <= share * planner.run_cluster_seconds() + 1e-9
 
 
 def test_the_first_re_plan_comes_at_the_run_s_first_checkpoint() -> None:
     """One run segment after the study's lineage, the next ask forks neighbours from its end."""
     search, cluster = studied(max_overhead=0.2)
-    planner = TrainingPlanner(search)
+    planner = TrainingPlanner(search.study)
     start = planner.run[-1].end_iteration
     (segment,) = planner.ask()
     assert segment.max_iterations == CHECKPOINT_PROBES * search.budget.probe_max_iterations
@@ -128,9 +128,9 @@ def test_re_planning_can_undo_a_switch_the_run_made() -> None:
     planner.run.insert(0, earlier)
     came_through = list(dict.fromkeys(s.config.key() for s in reversed(planner.run)
                                       if s.config.key() != current.key()))
-    neighbours = [c.key() for c in planner._neighbours(current)]
+    neighbours = [c.key() for c in planner.neighbours(current)]
     assert earlier.config.key() in came_through and current.key() not in neighbours
-    moves = [c.key() for c in planner._neighbours(current, allocation_first=True)]
+    moves = [c.key() for c in planner.neighbours(current, allocation_first=True)]
     start = moves.index(came_through[0])  # after the node counts
     assert moves[start: start + len(came_through)] == came_through
     assert any(k not in came_through for k in neighbours[: neighbours.index(earlier.config.key())])
@@ -147,11 +147,11 @@ def test_a_change_of_speed_triggers_a_re_plan_that_tries_other_allocations_first
     slowed.step_seconds = [3 * s for s in tip.step_seconds]
     slowed.seconds = 3 * tip.seconds
     planner.run += [steady]
-    assert not planner._speed_changed()
+    assert not planner.speed_changed()
     planner.run += [slowed]
-    assert planner._speed_changed()
+    assert planner.speed_changed()
     config = slowed.config
-    moves = planner._neighbours(config, allocation_first=True)
+    moves = planner.neighbours(config, allocation_first=True)
     other_nodes = [c for c in moves if c.nodes != config.nodes and c.strategy == config.strategy
                    and c.batch_size == config.batch_size and c.momentum == config.momentum]
     assert other_nodes and moves[: len(other_nodes)] == other_nodes
@@ -168,7 +168,7 @@ def test_a_batch_move_forks_the_rate_scaled_then_the_same_rate() -> None:
     (a cooler or hotter run, as a lower or higher rate: Smith et al. 2018)."""
     _, planner = trained(max_overhead=0.5)
     config = planner.run[-1].config
-    moves = [c for c in planner._neighbours(config) if c.replace(batch_size=config.batch_size, lr=config.lr)
+    moves = [c for c in planner.neighbours(config) if c.replace(batch_size=config.batch_size, lr=config.lr)
              == config and c.batch_size != config.batch_size]
     assert moves
     for batch in sorted({c.batch_size for c in moves}):
@@ -200,7 +200,7 @@ def test_a_resume_replays_a_longer_committed_segment_in_place_of_a_shorter_ask()
     """A training resumed under a lower cap asks a shorter run segment than the one committed; the
     committed one answers it (it ran, and its parent's state may be gone), and the run moves on."""
     search, cluster = studied()
-    planner = TrainingPlanner(search)
+    planner = TrainingPlanner(search.study)
     (asked,) = planner.ask()
     longer = ProbeRequest(asked.config, asked.seconds, 2 * asked.max_iterations, asked.parent,
                           asked.start_iteration)
@@ -218,10 +218,10 @@ def test_a_re_plan_times_each_unmeasured_allocation_before_forking_it() -> None:
     short fork, so the re-plan's budget is spent at measured speeds, not at the HE model's guess;
     the re-plan proper follows once the timings are told."""
     search, cluster = studied(max_overhead=0.5)
-    planner = TrainingPlanner(search)
+    planner = TrainingPlanner(search.study)
     tip = planner.run[-1]
-    other = next(c for c in planner._neighbours(tip.config) if c.nodes != tip.config.nodes)
-    search.probes = [r for r in search.probes if allocation(r.config) != allocation(other)]
+    other = next(c for c in planner.neighbours(tip.config) if c.nodes != tip.config.nodes)
+    search.study.probes = [r for r in search.study.probes if allocation(r.config) != allocation(other)]
     planner.tuning = [r for r in planner.tuning if allocation(r.config) != allocation(other)]
     planner._replan_at = 0  # a re-plan is due now
     timings = planner.ask()
@@ -241,7 +241,7 @@ def test_a_fork_s_cost_is_read_at_the_speed_its_config_measured() -> None:
     timed = planner.tuning[-1]
     request = ProbeRequest(timed.config, 1.0, 100, planner.run[-1].probe_key, planner.run[-1].end_iteration)
     expected = timed.steady_seconds_per_iteration * 100 * timed.config.devices / planner.space.devices
-    assert planner._cost(request) == pytest.approx(expected)
+    assert planner.cost(request) == pytest.approx(expected)
 
 
 def test_a_synchronous_run_may_take_the_first_asynchronous_step() -> None:
@@ -250,18 +250,18 @@ def test_a_synchronous_run_may_take_the_first_asynchronous_step() -> None:
     _, planner = trained()
     planner.tuning = [r for r in planner.tuning if not r.diverged]
     config = planner.run[-1].config.replace(strategy="sync", groups=1, momentum=0.9, options={})
-    steps = [c for c in planner._neighbours(config) if c.strategy == "async_groups"]
+    steps = [c for c in planner.neighbours(config) if c.strategy == "async_groups"]
     assert {(c.groups, c.momentum) for c in steps} == {(2, 0.9), (2, 0.5)}
 
 
 def test_a_move_that_diverged_at_an_earlier_re_plan_is_not_forked_again() -> None:
     _, planner = trained()
     config = planner.run[-1].config
-    move = planner._neighbours(config)[0]
+    move = planner.neighbours(config)[0]
     failed = copy.copy(planner.run[-1])
     failed.config, failed.diverged = move, True
     planner.tuning.append(failed)
-    assert move.key() not in {c.key() for c in planner._neighbours(config)}
+    assert move.key() not in {c.key() for c in planner.neighbours(config)}
 
 
 def test_moves_found_behind_the_run_go_last() -> None:
@@ -270,9 +270,9 @@ def test_moves_found_behind_the_run_go_last() -> None:
     _, planner = trained()
     planner._behind.clear()  # the training's own re-plans may have found some behind already
     config = planner.run[-1].config
-    moves = planner._neighbours(config)
+    moves = planner.neighbours(config)
     planner._behind.add(moves[0].key())
-    reordered = planner._neighbours(config)
+    reordered = planner.neighbours(config)
     assert [c.key() for c in reordered] == [c.key() for c in moves[1:] + moves[:1]]
 
 
@@ -283,7 +283,7 @@ def test_once_forks_progress_within_the_noise_a_re_plan_tries_allocations_first(
     search, _ = studied()
     seen: list[bool] = []
     for within_noise in (False, True):
-        planner = TrainingPlanner(search)
+        planner = TrainingPlanner(search.study)
         planner._replan_at, planner._within_noise = 0, within_noise
         monkeypatch.setattr(planner, "_timing_requests", lambda tip, allocation_first: [])
         monkeypatch.setattr(planner, "_replan_requests",
@@ -297,11 +297,11 @@ def test_the_most_promising_move_is_shortened_to_fit_the_room_down_to_half(
     share: float, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     search, _ = studied()
-    planner = TrainingPlanner(search)
+    planner = TrainingPlanner(search.study)
     tip = planner.run[-1]
     length = max(planner.length, tip.end_iteration // FORK_SHARE)
-    first = planner._neighbours(tip.config)[0]
-    full = planner._cost(planner._fork_request(tip, first, length))
+    first = planner.neighbours(tip.config)[0]
+    full = planner.cost(planner._fork_request(tip, first, length))
     monkeypatch.setattr(planner, "_room", lambda: share * full)
     forks = planner._replan_requests(tip, allocation_first=False)
     if share >= 0.5:
@@ -316,12 +316,12 @@ def test_a_move_the_room_cannot_afford_at_half_passes_the_budget_to_the_next(
     """No move fits the room at full length: the first fits at a tenth, the second at 0.625 of it,
     so the second is forked, shortened (before, nothing was, and the run went on unplanned)."""
     search, _ = studied()
-    planner = TrainingPlanner(search)
+    planner = TrainingPlanner(search.study)
     tip = planner.run[-1]
     length = max(planner.length, tip.end_iteration // FORK_SHARE)
-    first, second = planner._neighbours(tip.config)[:2]
+    first, second = planner.neighbours(tip.config)[:2]
     per_length = {first.key(): 10.0, second.key(): 1.6}
-    monkeypatch.setattr(planner, "_cost", lambda request: per_length.get(request.config.key(), 100.0)
+    monkeypatch.setattr(planner, "cost", lambda request: per_length.get(request.config.key(), 100.0)
                         * request.max_iterations / length)
     monkeypatch.setattr(planner, "_room", lambda: 1.0)
     forks = planner._replan_requests(tip, allocation_first=False)
@@ -333,7 +333,7 @@ def _one_challenger(monkeypatch: pytest.MonkeyPatch, resolved: bool
     """A re-plan with the run's continuation and one challenger on twice the nodes, predicted
     (``resolved``: by its own reading, else by speed) to finish far sooner."""
     search, _ = studied()
-    planner = TrainingPlanner(search)
+    planner = TrainingPlanner(search.study)
     tip = planner.run[-1]
     continued, challenger = copy.copy(tip), copy.copy(tip)
     continued.start_iteration = challenger.start_iteration = tip.end_iteration
@@ -396,18 +396,18 @@ def test_the_rate_moves_go_the_way_the_evidence_points_first() -> None:
     """Up first while nothing above the rate failed; down first when the study's sweep ran a
     higher rate from scratch and chose one no higher, or when the doubled rate diverged."""
     _, planner = trained()
-    recipe = planner.search.recipe
-    assert planner._rate_steps(recipe) == (2.0, 0.5)  # what diverged above it is past the doubled rate
-    swept = copy.copy(next(p for p in planner.search.probes if p.parent is None))
+    recipe = planner.study.recipe
+    assert planner.rate_steps(recipe) == (2.0, 0.5)  # what diverged above it is past the doubled rate
+    swept = copy.copy(next(p for p in planner.study.probes if p.parent is None))
     swept.config, swept.diverged = recipe.replace(lr=recipe.lr * 3), False
-    planner.search.probes.append(swept)  # the sweep ran a higher rate and chose the recipe's
-    assert planner._rate_steps(recipe) == (0.5, 2.0)
+    planner.study.probes.append(swept)  # the sweep ran a higher rate and chose the recipe's
+    assert planner.rate_steps(recipe) == (0.5, 2.0)
     below = recipe.replace(lr=recipe.lr / 8)
-    assert planner._rate_steps(below) == (2.0, 0.5)  # below the sweep's winner: the trend points up
+    assert planner.rate_steps(below) == (2.0, 0.5)  # below the sweep's winner: the trend points up
     failed = copy.copy(planner.run[-1])
     failed.config, failed.diverged = below.replace(lr=below.lr * 2), True
     planner.tuning.append(failed)
-    assert planner._rate_steps(below) == (0.5, 2.0)
+    assert planner.rate_steps(below) == (0.5, 2.0)
 
 
 def test_the_switch_margin_is_on_the_rest_of_the_run(monkeypatch: pytest.MonkeyPatch) -> None:

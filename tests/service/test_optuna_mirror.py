@@ -37,7 +37,7 @@ def test_the_best_trial_is_the_plan(name: str) -> None:
     budget, target = BUDGETS[name]
     storage = optuna.storages.InMemoryStorage()
     study = optuna.create_study(study_name="s1", storage=storage, direction="minimize")
-    search = ColdStartSearch(SPACE, budget, target, study=study)
+    search = ColdStartSearch(SPACE, budget, target, optuna_study=study)
     cluster = SyntheticCluster()
     while requests := search.ask():
         for request in requests:
@@ -46,7 +46,7 @@ def test_the_best_trial_is_the_plan(name: str) -> None:
     agree(search, plan, storage, "s1")
     loaded = optuna.load_study(study_name="s1", storage=storage)
     assert_agrees(loaded, json_safe(plan.to_dict()))
-    assert len(loaded.trials) == len(search.probes)
+    assert len(loaded.trials) == len(search.study.probes)
     for trial in loaded.trials:
         if trial.state is optuna.trial.TrialState.COMPLETE:
             assert trial.value >= loaded.best_value and not math.isnan(trial.value)
