@@ -2,16 +2,17 @@
 
 The convergence rule fires the first time an evaluation is at or below the target, so a run's
 iterations-to-target are not where its *mean* curve crosses the target but where the mean plus
-the loss's fluctuation first does. Near a flat stretch that is much earlier than the mean's
-crossing, and it spreads widely from seed to seed (two of the four public long targets are
-crossed on a dip of 20 iterations; MLPerf places targets "right after the knee" for this reason).
+the loss's fluctuation first does, confirmed by the next evaluation (worker.convergence: one
+noisy dip does not count). Near a flat stretch that is much earlier than the mean's crossing,
+and it spreads widely from seed to seed (two of the four public long targets are crossed on a
+dip of 20 iterations; MLPerf places targets "right after the knee" for this reason).
 
 This module simulates it: each draw of the mean curve (predictor.curve_ensemble: the shape's
 uncertainty) is continued on the run's evaluation grid with the fluctuation measured around it,
 an AR(1) process whose lag-one correlation is read off the residuals (SGD's iterate wanders; an
 evaluation one step later is not a fresh draw), and the first evaluation at or below the target
-is the crossing. The spread over fluctuation draws is the seed's share of the forecast; the
-spread over mean curves is the shape's.
+whose next one is too is the crossing. The spread over fluctuation draws is the seed's share of
+the forecast; the spread over mean curves is the shape's.
 
 The grid is walked in chunks from the evidence's end, at the run's own evaluation interval at
 first; every CHUNKS_PER_DOUBLING chunks the stride doubles, so a crossing a thousand times past
@@ -50,10 +51,12 @@ def first_passages(means: Callable[[np.ndarray], np.ndarray], start: float, step
                    rng: np.random.Generator) -> np.ndarray:
     """(draws, seeds) crossing iterations: for each mean curve (``means(k)`` gives (draws, len(k)))
     and each simulated seed, the first evaluation after ``start`` where mean + AR(1) noise ≤
-    ``target``; ``inf`` where none does by ``horizon``."""
+    ``target`` and the next evaluation is too (worker.convergence's rule); ``inf`` where none is
+    by ``horizon``."""
     step = max(step, 1.0)
     out: np.ndarray | None = None
     state: np.ndarray | None = None  # the AR process's last value per (draw, seed)
+    was_below: np.ndarray | None = None  # whether the last evaluation simulated was at or below
     position, stride, chunk = start, 1, 0
     while position < horizon:
         grid = position + step * stride * np.arange(1, CHUNK + 1)
@@ -62,13 +65,20 @@ def first_passages(means: Callable[[np.ndarray], np.ndarray], start: float, step
         if out is None:
             out = np.full((draws, seeds), math.inf)
             state = rng.standard_normal((draws, seeds)) * sigma
+            was_below = np.zeros((draws, seeds), dtype=bool)
         phi = rho**stride
         shocks = rng.standard_normal((draws, seeds, CHUNK)) * sigma * math.sqrt(1.0 - phi**2)
         noise, _ = lfilter([1.0], [1.0, -phi], shocks, axis=2, zi=(phi * state)[..., None])
         state = noise[..., -1]
         below = (mean[:, None, :] + noise) <= target
-        fresh = np.isinf(out) & below.any(axis=2)
-        out[fresh] = grid[np.argmax(below, axis=2)[fresh]]
+        # confirmed[j]: evaluation j-1 (the last one before this chunk for j = 0) and j both below;
+        # the crossing is the first of the two
+        confirmed = np.concatenate([was_below[..., None] & below[..., :1], below[..., :-1] & below[..., 1:]],
+                                   axis=2)
+        firsts = np.concatenate([[position], grid[:-1]])
+        was_below = below[..., -1]
+        fresh = np.isinf(out) & confirmed.any(axis=2)
+        out[fresh] = firsts[np.argmax(confirmed, axis=2)[fresh]]
         if not np.isinf(out).any():
             break
         position = float(grid[-1])

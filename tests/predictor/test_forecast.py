@@ -36,10 +36,11 @@ def power(k: np.ndarray, a: float = 2.0, p: float = 0.7, c: float = 0.05, k0: fl
 
 
 def run_to(mean_of, target: float, sigma: float, rho: float, seed: int, horizon: int) -> float:
-    """Iterations a seed's run takes to first evaluate at or below ``target``."""
+    """Iterations a seed's run takes to reach ``target`` by worker.convergence's rule: the first
+    evaluation at or below it whose next evaluation is too."""
     k = np.arange(EVERY, horizon + 1, EVERY, dtype=float)
-    losses = noisy(mean_of(k), sigma, rho, seed)
-    hit = np.flatnonzero(losses <= target)
+    below = noisy(mean_of(k), sigma, rho, seed) <= target
+    hit = np.flatnonzero(below[:-1] & below[1:])
     return float(k[hit[0]]) if hit.size else math.inf
 
 
@@ -65,6 +66,16 @@ def test_first_passage_is_earlier_than_the_mean_crossing_and_spreads() -> None:
     assert np.all(np.isfinite(draws))
     assert np.median(draws) < mean_crossing
     assert np.std(np.log(draws)) > 0.01
+
+
+def test_a_single_dip_below_the_target_is_not_a_crossing() -> None:
+    """The rule needs the next evaluation at or below the target too (worker.convergence): a mean
+    curve that dips below for one evaluation at 100 and stays below from 500 crosses at 500."""
+    def means(k: np.ndarray) -> np.ndarray:
+        return np.where((k == 100.0) | (k >= 500.0), 0.5, 2.0)[None, :]
+
+    draws = first_passages(means, 0.0, 10.0, 5000.0, 1.0, 0.0, 0.0, 4, np.random.default_rng(0))
+    assert np.all(draws == 500.0)
 
 
 def test_a_measured_run_gets_at_least_the_seed_spread() -> None:
