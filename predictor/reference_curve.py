@@ -49,7 +49,7 @@ from predictor.se_model import (
     Estimate,
     Reading,
     floor_identified,
-    noise_floor,
+    free_and_capped,
     resampled_fits,
 )
 from predictor.types import ProbeResult
@@ -91,12 +91,10 @@ class ReferenceCurve:
             return None
         family = FAMILIES[FAMILY]
         losses = np.maximum(losses, 1e-12)
-        try:
-            free = family.fit(k, losses)
-            cap = noise_floor(k, losses)
-            capped = family.fit(k, losses, c_max=cap)
-        except (RuntimeError, ValueError):
+        fitted = free_and_capped(family, k, losses, losses)
+        if fitted is None:
             return None
+        free, cap, capped = fitted
         params = free if floor_identified(k, losses, family, free, capped) else capped
         if target is not None and params.c >= target and read_regime(k, losses).regime is not Regime.FLAT:
             params = capped

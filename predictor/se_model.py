@@ -89,6 +89,18 @@ def noise_floor(k: np.ndarray, losses: np.ndarray) -> float:
     return float(np.sqrt(np.mean(rises**2))) if rises.size else 0.0
 
 
+def free_and_capped(family: Family, k: np.ndarray, losses: np.ndarray, raw: np.ndarray
+                    ) -> tuple[CurveParams, float, CurveParams] | None:
+    """``family`` fitted to ``losses`` with its floor free, the noise floor of ``raw`` (the curve as
+    measured), and the fit with its floor capped there; None when either fit fails."""
+    try:
+        free = family.fit(k, losses)
+        cap = noise_floor(k, raw)
+        return free, cap, family.fit(k, losses, c_max=cap)
+    except (RuntimeError, ValueError):
+        return None
+
+
 def floor_identified(k: np.ndarray, losses: np.ndarray, family: Family, free: tuple, capped: tuple) -> bool:
     """F-test (95%) of the free floor against the noise-floor cap: does the curve itself show a floor?"""
     dof = len(k) - 3
@@ -144,12 +156,10 @@ def _bootstrap(chosen: Family, k: np.ndarray, raw: np.ndarray, upper: np.ndarray
     that has not shown its floor has not ruled out one at or above the target either (on
     ``throttled_node`` the capped reading alone put a run that levels off above the target at
     6,388 iterations, ×2, while the free fit put its floor above the target)."""
-    try:
-        free = chosen.fit(k, upper)
-        floor = noise_floor(k, raw)
-        capped = chosen.fit(k, upper, c_max=floor)
-    except (RuntimeError, ValueError):
+    fitted = free_and_capped(chosen, k, upper, raw)
+    if fitted is None:
         return None
+    free, floor, capped = fitted
     if floor_identified(k, upper, chosen, free, capped):
         readings = [Reading(free, None, upper)]  # the curve shows its own floor: keep the free fit
     else:  # the free reading on the curve itself: an envelope turns a level, noisy curve into a staircase
