@@ -111,11 +111,19 @@ class ServiceProcess:
                 self.kill()
 
 
-def wait_for(predicate, timeout: float, interval: float = 0.1, what: str = "condition"):  # type: ignore[no-untyped-def]
+def wait_for(predicate, timeout: float, interval: float = 0.1, what: str = "condition",  # type: ignore[no-untyped-def]
+             progress=None):
+    """Poll ``predicate`` until it is truthy. With ``progress`` (a callable whose value changes as the
+    awaited work advances), ``timeout`` is the longest wait *without progress*: a study on starved
+    cores is slow but not stuck, and only a stall should fail the test."""
+    seen = progress() if progress else None
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
         if value:
             return value
         time.sleep(interval)
-    raise TimeoutError(f"{what} not reached within {timeout}s")
+        if progress and (now := progress()) != seen:
+            seen, deadline = now, time.monotonic() + timeout
+    stalled = " without progress" if progress else ""
+    raise TimeoutError(f"{what} not reached within {timeout}s{stalled}")

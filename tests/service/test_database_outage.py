@@ -94,6 +94,7 @@ def uninterrupted_plan(ray_address: str, tmp_path_factory: pytest.TempPathFactor
 
 @pytest.mark.slow
 @pytest.mark.postgres
+@pytest.mark.timeout(1800)  # two real studies on 2 cores: slow when the machine is loaded, never stuck
 @pytest.mark.skipif(not available(), reason="needs PostgreSQL's initdb and pg_ctl (and runuser when root)")
 @pytest.mark.parametrize("fault", ["stop", "kill"])
 def test_a_study_outlives_a_database_outage_longer_than_a_call_waits(
@@ -109,13 +110,17 @@ def test_a_study_outlives_a_database_outage_longer_than_a_call_waits(
     try:
         study_id = httpx.post(f"{service.url}/v1/studies", json=mid_study_spec()).json()["id"]
 
-        def mid_study() -> bool:
+        def probe_states() -> tuple[int, int]:
             with db.read() as session:
                 probes = measurement_store.list_probes(session, study_id=study_id)
-            finished = [p for p in probes if p.finished_at is not None]
-            return bool(finished) and len(finished) < len(probes)
+            return len(probes), sum(p.finished_at is not None for p in probes)
 
-        wait_for(mid_study, timeout=240, interval=0.05, what="a probe finished, another in flight")
+        def mid_study() -> bool:
+            probes, finished = probe_states()
+            return 0 < finished < probes
+
+        wait_for(mid_study, timeout=240, interval=0.05, what="a probe finished, another in flight",
+                 progress=probe_states)
         db.dispose()
         getattr(private_postgres, fault)()
         down = time.monotonic()
@@ -132,7 +137,8 @@ def test_a_study_outlives_a_database_outage_longer_than_a_call_waits(
                 state = study_store.get_study(session, study_id=study_id).state
             return state if state in TERMINAL_STATES else None
 
-        assert wait_for(finished, timeout=300, interval=0.5, what="the study's end") == "done"
+        end = wait_for(finished, timeout=300, interval=0.5, what="the study's end", progress=probe_states)
+        assert end == "done"
         assert _plan(db, study_id) == uninterrupted_plan
         with db.read() as session:
             probes = measurement_store.list_probes(session, study_id=study_id)
