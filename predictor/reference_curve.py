@@ -172,6 +172,8 @@ class ForkRate:
     rate: float  # reference iterations per fork iteration
     position: float  # reference iteration equivalent to the fork's loss at its end
     remaining: Estimate  # fork iterations after its end until the target
+    rate_low: float = -math.inf  # the rate's 80% interval, the level noise's share included
+    rate_high: float = math.inf
 
 
 def _rate_line(reference: ReferenceCurve, params: CurveParams, j: np.ndarray, losses: np.ndarray
@@ -255,7 +257,7 @@ def fork_rate(reference: ReferenceCurve, fork: ProbeResult, target: float, momen
     hidden = _rate_hidden_by_noise(reference, position, float(np.ptp(j)))
     rate_low, rate_high = min(rate_low, rate - hidden), max(rate_high, rate + hidden)
     if not (rate > 0 and math.isfinite(goal)):
-        return ForkRate(rate, position, Estimate(math.inf, math.inf, math.inf))
+        return ForkRate(rate, position, Estimate(math.inf, math.inf, math.inf), rate_low, rate_high)
     value = max((goal - position) / rate, 0.0)
     draws = []
     for params in reference.samples:
@@ -265,7 +267,7 @@ def fork_rate(reference: ReferenceCurve, fork: ProbeResult, target: float, momen
         draws.append(max((sample_goal - sample[3]) / sample[0], 0.0) if ok else math.inf)
     low, high = (np.percentile(np.array(draws), INTERVAL, method="nearest") if draws else (value, value))
     if value <= 0:
-        return ForkRate(rate, position, Estimate(0.0, 0.0, float(max(high, 0.0))))
+        return ForkRate(rate, position, Estimate(0.0, 0.0, float(max(high, 0.0))), rate_low, rate_high)
     below = math.log(value / low) if low > 0 else math.inf
     above = math.log(high / value) if math.isfinite(high) else math.inf
     rate_below = math.log(rate_high / rate) if rate_high > rate else 0.0  # a faster rate: fewer iterations
@@ -274,4 +276,4 @@ def fork_rate(reference: ReferenceCurve, fork: ProbeResult, target: float, momen
     form = _form_widening(measured, value)
     low = value * math.exp(-math.hypot(max(below, 0.0), rate_below) - form)
     high = value * math.exp(math.hypot(max(above, 0.0), rate_above) + form)
-    return ForkRate(rate, position, Estimate(value, low, high))
+    return ForkRate(rate, position, Estimate(value, low, high), rate_low, rate_high)
