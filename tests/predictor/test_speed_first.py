@@ -117,15 +117,17 @@ def test_unresolved_means_no_prediction_or_no_upper_end() -> None:
     assert not unresolved(Prediction(1.0, 0.5, 2.0, 1e-3, 1e3))
 
 
-def test_a_fork_read_faster_than_its_step_allows_has_no_upper_bound(reference: ReferenceCurve) -> None:
+def test_a_cooler_fork_read_faster_than_its_step_allows_has_no_upper_bound(reference: ReferenceCurve) -> None:
     """A fifth of the warm-up's step at its batch: the model's own carries allow it no more than
-    the warm-up's pace, so a fork read at 8× it is the drop of shed noise, not a faster clock; the
-    same reading at 5× the step (its fastest 5×) is within its step and stays bounded."""
+    the warm-up's pace, so a fork read at 8× it is the drop of shed noise, not a faster clock. A
+    hotter fork (twice the step) read at the same 8× sheds no noise and is taken at its word."""
     cooler = moved(fork(8.0), lr=CONFIG.lr / 5)
     model = model_of(reference, cooler)
     assert model.fastest_rate(cooler.config) == pytest.approx(1.0)
     steps = model.steps(cooler.config)
     assert steps is not None and math.isfinite(steps.value) and steps.high == math.inf
-    hotter = moved(fork(4.0), lr=CONFIG.lr * 5)
-    bounded = model_of(reference, hotter).steps(hotter.config)
+    hotter = moved(fork(8.0), lr=CONFIG.lr * 2)
+    model = model_of(reference, hotter)
+    assert model.fastest_rate(hotter.config) == pytest.approx(2.0)
+    bounded = model.steps(hotter.config)
     assert bounded is not None and math.isfinite(bounded.high)
