@@ -12,7 +12,9 @@ evidence comes h^(1+b)-fold past it. The early forecast put the level h_f-fold p
 and the curve reached it h_a-fold past (about 2), so b = ln h_a / ln h_f − 1: positive when the
 method was early, negative when late, 0 where the curve did not fall beyond its noise between the
 two (a flat stretch says nothing of the clock). One backtest is a noisy measure, so the forecast
-(predictor.forecast) spreads its draws between none of the bias and all of it.
+(predictor.forecast) spreads its draws from none of the bias to twice it, centred on the reading:
+spread from none to all of it, the median corrected half the miss, and ttc train's ETA on
+``plateau`` stayed 21% early at mid-run (12% centred).
 """
 
 from __future__ import annotations
@@ -56,10 +58,11 @@ def clock_bias(k: np.ndarray, losses: np.ndarray, target: float, level: float, n
 
 def warped(draws: np.ndarray, end: float, bias: float, rng: np.random.Generator) -> np.ndarray:
     """(shape draws, seeds) crossings with each shape draw's clock past ``end`` warped by a share
-    of ``bias`` drawn uniformly in [0, 1]: between none of the backtest's reading and all of it."""
+    of ``bias`` drawn uniformly in [0, 2]: the backtest's reading on the median, none of it to
+    twice it at the ends."""
     if bias == 0.0 or draws.size == 0:
         return draws
-    share = rng.uniform(0.0, 1.0, (draws.shape[0], 1))
+    share = rng.uniform(0.0, 2.0, (draws.shape[0], 1))
     with np.errstate(all="ignore"):
         past = np.maximum(draws / end, 1.0)
         return np.where(np.isfinite(draws) & (draws > end), end * past ** (1.0 + share * bias), draws)
