@@ -131,7 +131,7 @@ class TtcModel:
         self.out_of_reach: dict[str, Estimate] = {}  # probes whose own curve puts the target beyond reach
         self.on_reference: set[str] = set()  # forks read as the warm-up continued (their own reading: noise)
         self._continued: Estimate | None = None  # the warm-up continued from the fork to the target
-        self._continuation_rate: float | None = None  # the warm-up recipe's own rate on its reference
+        self._continuation_top: float | None = None  # the 80% top of the warm-up recipe's own rate
         clock = f"~{self._clock():.4g}" if fork is not None else ""  # a fork's bound above moves with it
         for key, r in self.results.items():
             probe = f"{key}#{r.start_iteration}+{r.iterations}@{self.origin_iteration}{clock}"
@@ -196,12 +196,12 @@ class TtcModel:
         top of its continuation's rate where one was forked. A curve leaving a plateau runs ahead
         of the fitted reference (on ``plateau`` the continuation read 2.06), and every fork with it."""
         assert self.fork is not None
-        if self._continuation_rate is None:
+        if self._continuation_top is None:
             continued = self.results.get(self.fork.config.key())
             rate = (fork_rate(self.fork.reference, continued, self.target, _momentum(continued.config))
                     if continued is not None and continued.parent == self.fork.key else None)
-            self._continuation_rate = rate.rate_high if rate is not None else 1.0
-        return max(1.0, self._continuation_rate)
+            self._continuation_top = rate.rate_high if rate is not None else 1.0
+        return max(1.0, self._continuation_top)
 
     def _reads_on_reference(self, result: ProbeResult) -> bool:
         """A fork of the warm-up's own recipe (its rate, momentum and strategy) at a global batch at
