@@ -153,9 +153,9 @@ def crossings(model: Ensemble, k: np.ndarray, losses: np.ndarray, target: float,
     The loss's fluctuation is read over the evidence's last doubling: earlier, the families' misfit
     of the transient would pass for noise."""
     late = k >= k[-1] / 2
-    sigma, rho = residual_noise(losses[late] - model.fitted(k[late]))
+    noise = residual_noise(losses[late] - model.fitted(k[late]))
     return first_passages(lambda grid: model.curves(grid, samples), start, _step(k), horizon, target,
-                          sigma, rho, seeds, rng)
+                          noise, seeds, rng)
 
 
 def _seed_and_shape(draws: np.ndarray) -> tuple[float, float]:

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from predictor.first_passage import first_passages, residual_noise
+from predictor.first_passage import Fluctuation, first_passages, residual_noise
 from predictor.forecast import SEED_FLOOR, Anchor, forecast
 from predictor.quantile_cdf import probability_within
 from predictor.se_model import Z80, Estimate
@@ -53,15 +53,32 @@ def unreached(k: np.ndarray, losses: np.ndarray) -> tuple[Prediction, Anchor]:
 
 def test_residual_noise_reads_sigma_and_correlation() -> None:
     residuals = noisy(np.zeros(4000), 0.02, 0.6, seed=3)
-    sigma, rho = residual_noise(residuals)
-    assert sigma == pytest.approx(0.02, rel=0.1) and rho == pytest.approx(0.6, abs=0.05)
+    noise = residual_noise(residuals)
+    assert np.std(noise.residuals) == pytest.approx(0.02, rel=0.1)
+    assert noise.rho == pytest.approx(0.6, abs=0.05)
+
+
+def test_the_fluctuation_keeps_the_losses_skew() -> None:
+    """A loss spikes up and dips shallowly: the simulated dips are as shallow as the measured ones
+    (a normal law of the same σ dips twice as deep), and deeper than any seen only in the far tail."""
+    rng = np.random.default_rng(0)
+    residuals = rng.exponential(0.01, 2000) - 0.01  # bounded below at -0.01, long tail up
+    noise = residual_noise(residuals)
+    z = np.array([-1.2816, 0.0, 1.2816])
+    low, median, high = noise.at(z)
+    assert low == pytest.approx(np.percentile(residuals, 10), abs=1e-3)
+    assert median == pytest.approx(np.median(residuals), abs=1e-3)
+    assert high - median > 2 * (median - low)
+    assert -0.0105 < noise.at(np.array([-3.0]))[0] < -0.0095
+    assert noise.at(np.array([-6.0]))[0] < noise.residuals[0]
 
 
 def test_first_passage_is_earlier_than_the_mean_crossing_and_spreads() -> None:
     """The rule fires on the first evaluation at or below the target: noise brings it forward."""
     grid = np.arange(10.0, 20001.0, 10.0)
     mean_crossing = float(grid[np.argmax(power(grid) <= 0.25)])
-    draws = first_passages(lambda k: power(k)[None, :], 10.0, 10.0, 20000.0, 0.25, 0.01, 0.7, 64,
+    noise = residual_noise(noisy(np.zeros(4000), 0.01, 0.7, seed=1))
+    draws = first_passages(lambda k: power(k)[None, :], 10.0, 10.0, 20000.0, 0.25, noise, 64,
                            np.random.default_rng(0))[0]
     assert np.all(np.isfinite(draws))
     assert np.median(draws) < mean_crossing
@@ -74,7 +91,8 @@ def test_a_single_dip_below_the_target_is_not_a_crossing() -> None:
     def means(k: np.ndarray) -> np.ndarray:
         return np.where((k == 100.0) | (k >= 500.0), 0.5, 2.0)[None, :]
 
-    draws = first_passages(means, 0.0, 10.0, 5000.0, 1.0, 0.0, 0.0, 4, np.random.default_rng(0))
+    draws = first_passages(means, 0.0, 10.0, 5000.0, 1.0, Fluctuation(np.zeros(0), 0.0), 4,
+                           np.random.default_rng(0))
     assert np.all(draws == 500.0)
 
 
