@@ -237,9 +237,9 @@ def main() -> None:
 
 def write(out: Path, results: list[dict[str, Any]]) -> None:
     """Print the summary line and write the summary with every scenario's figures to ``out``."""
-    for r in results:  # runs from before regret was scored
-        grid = RESULTS / f"predictor_eval_{r['kind']}.json"
-        r.setdefault("regret", regret(r["scenario"], r["scores"], grid))
+    for r in results:  # runs from before regret was scored, or before their scenario's grid was
+        if r.get("regret") is None:
+            r["regret"] = regret(r["scenario"], r["scores"], RESULTS / f"predictor_eval_{r['kind']}.json")
     summary = summarise(results)
     print(json.dumps({"summary": json_safe(summary)}), flush=True)
     out.write_text(json.dumps(json_safe({"summary": summary, "scenarios": results}), indent=1) + "\n")
