@@ -21,12 +21,6 @@ their 10% quantile lies 0.0024 below their median (a normal law's: 0.0055). A no
 put a dip to the target (1.5σ below the mean) within a hundred iterations, while the run hovered
 above it for 4,000 (ttc train's ETA at mid-run: 98% early; 60% with the residuals' own law).
 
-What wanders slower than a tenth of the residuals (MISFIT_SHARE) is not the seed's: it is the
-families' misfit, which every seed shares, and it is taken out (a running median) before the
-fluctuation is read. On ``plateau`` at the plan's checkpoint the residuals' lag-one correlation
-was 0.994 and their σ a quarter of the gap to the target, against evaluation-to-evaluation noise
-of 4e-6: the misfit, read as noise, put the crossing 20% early.
-
 The grid is walked in chunks from the evidence's end, at the run's own evaluation interval at
 first; every CHUNKS_PER_DOUBLING chunks the stride doubles, so a crossing a thousand times past
 the evidence costs a few dozen chunks while the resolution stays a small share of the iterations
@@ -41,13 +35,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.ndimage import median_filter
 from scipy.signal import lfilter
 from scipy.special import ndtri
 
 CHUNK = 128  # evaluations simulated per chunk
 CHUNKS_PER_DOUBLING = 4
-MISFIT_SHARE = 10  # a wander slower than a tenth of the residuals is the fit's, not the seed's
 
 
 @dataclass(frozen=True)
@@ -75,14 +67,11 @@ class Fluctuation:
 
 
 def residual_noise(residuals: np.ndarray) -> Fluctuation:
-    """The fluctuation of ``residuals`` (the loss minus its fitted mean, in iteration order), less
-    their running median over a MISFIT_SHARE-th of them."""
+    """The fluctuation of ``residuals`` (the loss minus its fitted mean, in iteration order)."""
     residuals = np.asarray(residuals, dtype=float)
     residuals = residuals[np.isfinite(residuals)]
     if residuals.size < 3:
         return Fluctuation(np.zeros(0), 0.0)
-    residuals = residuals - median_filter(residuals, size=max(3, residuals.size // MISFIT_SHARE) | 1,
-                                          mode="nearest")
     centred = residuals - residuals.mean()
     denominator = float(np.sum(centred**2))
     rho = float(np.sum(centred[1:] * centred[:-1]) / denominator) if denominator > 0 else 0.0
