@@ -16,11 +16,9 @@ def ray_local() -> Iterator[None]:
     own (``address="local"``) even when a user's ``ray start`` or ``RAY_ADDRESS`` is about."""
     import ray
 
-    from worker.ray_backend.connect import LOCAL_SYSTEM_CONFIG
-
     if not ray.is_initialized():
         ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
-                 configure_logging=False, _system_config=LOCAL_SYSTEM_CONFIG)
+                 configure_logging=False, _system_config={"worker_niceness": 0})
     yield
     ray.shutdown()
 

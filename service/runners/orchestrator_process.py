@@ -2,8 +2,8 @@
 
 Study orchestration (search, model fits, Optuna, Ray's driver) used to share the API's process
 and event loop: 4 running studies took GET /v1/studies/{id} from p99 206 ms to 525 ms. Here it
-has a process of its own, at a lower CPU priority (``TTC_ORCHESTRATOR_NICE``) that the local Ray
-it starts inherits, so API reads win the CPU whenever both want it. The DB leases already make
+has a process of its own, at a lower CPU priority (``TTC_ORCHESTRATOR_NICE``), at which the local
+Ray it starts runs its probes, so API reads win the CPU whenever both want it. The DB leases already make
 any number of orchestrators and API workers safe side by side.
 
 It stops, leaving its studies resumable and their leases released, on SIGTERM/SIGINT or when
@@ -21,6 +21,7 @@ from service.db import Database
 from service.db.optuna_mirror import dispose_optuna_storages
 from service.runners.scheduler import StudyScheduler
 from service.settings import Settings, get_settings
+from worker.ray_backend.connect import ensure_ray
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +30,9 @@ PARENT_CHECK_SECONDS = 1.0
 
 def run(settings: Settings, parent_pid: int | None = None) -> None:
     """Run studies until asked to stop (or the parent process is gone)."""
+    # Ray first, at full priority, its probes niced (started at nice 10 beside two busy jobs, Ray's
+    # node timed out during start-up); then this process lowers its own priority.
+    ensure_ray(settings.ray_address, worker_niceness=settings.orchestrator_nice)
     if settings.orchestrator_nice:
         os.nice(settings.orchestrator_nice)
     stop = threading.Event()

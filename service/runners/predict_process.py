@@ -4,7 +4,7 @@ The route used to call ``run_configs.predict_config`` in the API process: its fi
 a local Ray there (a Ray driver's threads and the workers' imports in the process that answers
 reads, at the API's CPU priority), and the first ``GET /v1/studies`` after 44 concurrent predicts
 waited 30.8 s (issue 36). Each API process now starts one child at its first predict, at the
-orchestrator's niceness (``TTC_ORCHESTRATOR_NICE``), which the local Ray it starts inherits. The
+orchestrator's niceness (``TTC_ORCHESTRATOR_NICE``), at which the local Ray it starts runs its probes. The
 child serves each caller on a thread of its own (``multiprocessing.managers``), so predicts still run
 side by side; it connects to Ray once, before serving. It exits with the API process that started it.
 A probe's error, or the ``SpecError`` of a cluster that cannot hold the spec, comes back as raised.
@@ -45,12 +45,13 @@ _Manager.register("Predictions", Predictions)
 
 
 def _start_child(nice: int, ray_address: str | None, parent: int) -> None:
-    """The child's set-up, before it serves: lower priority, Ray, and a watch on its parent."""
-    if nice:
-        os.nice(nice)
+    """The child's set-up, before it serves: Ray (its probes niced), lower priority, and a watch on
+    its parent."""
     from worker.ray_backend.connect import ensure_ray
 
-    ensure_ray(ray_address)  # once, here: ray.init is not re-entrant, and callers come on many threads
+    ensure_ray(ray_address, worker_niceness=nice)  # once, here: ray.init is not re-entrant
+    if nice:
+        os.nice(nice)
 
     def follow_parent() -> None:
         while os.getppid() == parent:

@@ -20,7 +20,6 @@ from predictor.types import Config
 from worker.probe import run_config
 from worker.ray_backend import RankLayout, RayBackendConfig, WorkerGroup, collective_backend
 from worker.ray_backend.config import CPUS_ENV
-from worker.ray_backend.connect import LOCAL_SYSTEM_CONFIG
 from worker.ray_backend.placement import node_bundles
 from worker.ray_backend.worker_group import ACTOR_PREFIX
 from worker.spec import parse_spec
@@ -34,7 +33,7 @@ def ray_cluster() -> Iterator[None]:
     started = not ray.is_initialized()
     if started:
         ray.init(address="local", num_cpus=2, include_dashboard=True, log_to_driver=False,
-                 configure_logging=False, _system_config=LOCAL_SYSTEM_CONFIG)
+                 configure_logging=False, _system_config={"worker_niceness": 0})
     yield
     if started:
         ray.shutdown()

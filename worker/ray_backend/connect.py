@@ -7,11 +7,12 @@ Ray's own default would attach to it. A process that is already connected stays 
 job carries the allowlisted workload modules and ttc's settings to every node
 (``worker.ray_backend.runtime_env``).
 
-A Ray started here runs its workers at the niceness of the process that starts it
-(LOCAL_SYSTEM_CONFIG): the study process's ``TTC_ORCHESTRATOR_NICE``, the CLI's own. Ray's
-default adds 15 to that, and a probe at nice 15 beside two CPU-bound jobs at nice 0 gets about 3%
-of a core: one probe of 100 iterations of digits-mlp took 4 min 18 s, and the dashboard's browser
-test failed on a loaded machine.
+A Ray started here runs its workers ``worker_niceness`` above the process that starts it (Ray's
+default adds 15: a probe at nice 15 beside two CPU-bound jobs at nice 0 gets about 3% of a core,
+and one probe of 100 iterations of digits-mlp took 4 min 18 s on a loaded machine). A process that
+lowers its own priority connects first and passes its niceness here: Ray's own processes then
+start at full priority (started at nice 10 beside two busy jobs, Ray's node timed out during
+start-up) and only the probes run niced.
 """
 
 from __future__ import annotations
@@ -25,10 +26,8 @@ from worker.ray_backend.runtime_env import job_runtime_env
 
 log = logging.getLogger(__name__)
 
-LOCAL_SYSTEM_CONFIG = {"worker_niceness": 0}  # added to the starting process's niceness (Ray's: 15)
 
-
-def ensure_ray(address: str | None = None) -> None:
+def ensure_ray(address: str | None = None, worker_niceness: int = 0) -> None:
     if ray.is_initialized():
         return
     address = address or os.environ.get("RAY_ADDRESS") or "local"
@@ -40,5 +39,5 @@ def ensure_ray(address: str | None = None) -> None:
         logging_level=logging.WARNING,
         log_to_driver=False,
         configure_logging=False,
-        _system_config=LOCAL_SYSTEM_CONFIG if address == "local" else None,
+        _system_config={"worker_niceness": worker_niceness} if address == "local" else None,
     )
