@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy.signal import lfilter
@@ -50,17 +51,23 @@ class Fluctuation:
     residuals: np.ndarray
     rho: float
 
+    @cached_property
+    def _tails(self) -> tuple[np.ndarray, float, float]:
+        """The residuals' standard-normal knots (plotting positions (i + ½)/n) and the slopes of the
+        lines from the median through each extreme; read once, used at every chunk of the walk."""
+        values = self.residuals
+        knots = ndtri((np.arange(values.size) + 0.5) / values.size)
+        median = float(np.median(values))
+        return knots, (median - values[0]) / -knots[0], (values[-1] - median) / knots[-1]
+
     def at(self, z: np.ndarray) -> np.ndarray:
         """The residual at standard-normal quantile ``z``: the empirical quantile function between
-        the extreme residuals (plotting positions (i + ½)/n), continued past them along the line
-        from the median through each extreme (a dip deeper than any seen stays possible)."""
+        the extreme residuals, continued past them along the line from the median through each
+        extreme (a dip deeper than any seen stays possible)."""
         values = self.residuals
         if values.size < 2:
             return np.zeros_like(z) + (values[0] if values.size else 0.0)
-        knots = ndtri((np.arange(values.size) + 0.5) / values.size)
-        median = float(np.median(values))
-        low = (median - values[0]) / -knots[0]
-        high = (values[-1] - median) / knots[-1]
+        knots, low, high = self._tails
         inside = np.interp(z, knots, values)
         return np.where(z < knots[0], values[0] + (z - knots[0]) * low,
                         np.where(z > knots[-1], values[-1] + (z - knots[-1]) * high, inside))

@@ -3,8 +3,8 @@
 Study orchestration (search, model fits, Optuna, Ray's driver) used to share the API's process
 and event loop: 4 running studies took GET /v1/studies/{id} from p99 206 ms to 525 ms. Here it
 has a process of its own, at a lower CPU priority (``TTC_ORCHESTRATOR_NICE``), at which the local
-Ray it starts runs its probes, so API reads win the CPU whenever both want it. The DB leases already make
-any number of orchestrators and API workers safe side by side.
+Ray it starts runs its probes, so API reads win the CPU whenever both want it. The DB leases
+already make any number of orchestrators and API workers safe side by side.
 
 It stops, leaving its studies resumable and their leases released, on SIGTERM/SIGINT or when
 the ``ttc serve`` process that started it goes away (its parent pid changes).

@@ -4,10 +4,11 @@ The route used to call ``run_configs.predict_config`` in the API process: its fi
 a local Ray there (a Ray driver's threads and the workers' imports in the process that answers
 reads, at the API's CPU priority), and the first ``GET /v1/studies`` after 44 concurrent predicts
 waited 30.8 s (issue 36). Each API process now starts one child at its first predict, at the
-orchestrator's niceness (``TTC_ORCHESTRATOR_NICE``), at which the local Ray it starts runs its probes. The
-child serves each caller on a thread of its own (``multiprocessing.managers``), so predicts still run
-side by side; it connects to Ray once, before serving. It exits with the API process that started it.
-A probe's error, or the ``SpecError`` of a cluster that cannot hold the spec, comes back as raised.
+orchestrator's niceness (``TTC_ORCHESTRATOR_NICE``), at which the local Ray it starts runs its
+probes. The child serves each caller on a thread of its own (``multiprocessing.managers``), so
+predicts still run side by side; it connects to Ray once, before serving. It exits with the API
+process that started it. A probe's error, or the ``SpecError`` of a cluster that cannot hold the
+spec, comes back as raised.
 """
 
 from __future__ import annotations
