@@ -15,9 +15,6 @@ TTC, each read off what the study ran:
   the loss's fluctuation around one run's fit does not show;
 * **the hardware** — the spread of seconds per iteration (the HE model's interval).
 
-Past the evidence, the shape's draws are warped by the bias the same method showed when remade at
-the evidence's midpoint (predictor.clock_bias): a curve it read early before, it reads later now.
-
 The pooled model that ranked the configs (predictor.ttc_model: a power law with a floor on the
 warm-up's curve, each fork's rate against it) is a second reading of the same curve: where it has
 a finite point, the forecast mixes as many draws around it as the ensemble gives, so that where
@@ -37,7 +34,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from predictor.clock_bias import clock_bias, warped
 from predictor.curve_ensemble import Calibration, Ensemble, fit_ensemble
 from predictor.first_passage import first_passages, residual_noise
 from predictor.se_model import Z80, Estimate
@@ -199,15 +195,12 @@ class Spread:
 
 def _spread(model: Ensemble, k: np.ndarray, losses: np.ndarray, anchor: Anchor, target: float,
             horizon: float, hardware: float, bound: float, rng: np.random.Generator,
-            samples: int = 200, point: Prediction | None = None, bias: float = 0.0) -> Spread:
-    """TTC quantiles at ``target``: the ensemble's first passages, their clock warped by the share of
-    the backtest's ``bias`` each draws (predictor.clock_bias), and, where the pooled model that
+            samples: int = 200, point: Prediction | None = None) -> Spread:
+    """TTC quantiles at ``target``: the ensemble's first passages and, where the pooled model that
     ranked the configs has a finite ``point``, as many draws again around it: two readings of one
     curve, and where they disagree on the crossing the interval covers both."""
     draws = crossings(model, k, losses, target, anchor.end, horizon, rng, samples)
-    seed_sd, _ = _seed_and_shape(draws)
-    draws = warped(draws, anchor.end, bias, rng)
-    _, shape_sd = _seed_and_shape(draws)
+    seed_sd, shape_sd = _seed_and_shape(draws)
     extra = math.sqrt(max(SEED_FLOOR**2 - seed_sd**2, 0.0))
     remaining = np.maximum(draws - anchor.origin, 0.0)
     jitter = np.exp(rng.normal(0.0, 1.0, draws.shape) * math.hypot(extra, hardware))
@@ -256,21 +249,19 @@ def forecast(prediction: Prediction, anchor: Anchor, target: float, seed: int = 
         return _unfitted(prediction, hardware)
     horizon = max(anchor.end * HORIZON,
                   2 * prediction.iterations if math.isfinite(prediction.iterations) else 0.0)
-    bias = clock_bias(k, losses, target, float(model.fitted(k[-1:])[0]), model.noise, OFF_FAMILY,
-                      not within_noise(losses, target))
     spread = _spread(model, k, losses, anchor, target, horizon, hardware, prediction.evidence_seconds, rng,
-                     point=prediction, bias=bias)
+                     point=prediction)
     predicted = replace(prediction, ttc_seconds=spread.mid, ttc_low=spread.low, ttc_high=spread.high,
                         iterations=_iterations(prediction, anchor, spread.mid),
                         sources=_shares(max(spread.seed, SEED_FLOOR), spread.shape, hardware))
     suggested = None
     if spread.seed > FLAT_SPREAD:
-        suggested = _after_knee(model, k, losses, anchor, target, horizon, hardware, bias, rng)
+        suggested = _after_knee(model, k, losses, anchor, target, horizon, hardware, rng)
     return Forecast(predicted, spread.seed <= FLAT_SPREAD, spread.seed, suggested)
 
 
 def _after_knee(model: Ensemble, k: np.ndarray, losses: np.ndarray, anchor: Anchor, target: float,
-                horizon: float, hardware: float, bias: float, rng: np.random.Generator) -> Suggestion | None:
+                horizon: float, hardware: float, rng: np.random.Generator) -> Suggestion | None:
     """The lowest target above ``target`` on a geometric ladder up to the loss measured last whose
     seed spread is within FLAT_SPREAD (after the knee), with its forecast: a bisection of the
     ladder (the spread grows as the target falls toward the floor), on fewer draws."""
@@ -282,7 +273,7 @@ def _after_knee(model: Ensemble, k: np.ndarray, losses: np.ndarray, anchor: Anch
     while low <= high:
         middle = (low + high) // 2
         spread = _spread(model, k, losses, anchor, float(ladder[middle]), horizon, hardware, math.nan, rng,
-                         samples=KNEE_SAMPLES, bias=bias)
+                         samples=KNEE_SAMPLES)
         if spread.seed <= FLAT_SPREAD and math.isfinite(spread.mid):
             found = Suggestion(float(f"{ladder[middle]:.3g}"), spread.low, spread.mid, spread.high)
             high = middle - 1
