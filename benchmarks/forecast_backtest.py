@@ -8,9 +8,10 @@ same config one learning rate up the spec's grid (one down at its top) — each 
 (4, 5: neither the probes' seed 0 nor forecast_eval's truth seeds 1–3).
 
 Per check: signed error (p50 − truth) / truth of the iterations left, and whether p10–p90
-covered it. ``--scenarios public`` (the default) runs the development scenarios only, the ones a
-forecast constant may be chosen on; ``--scenarios heldout`` runs the held-out ones, to check a
-decision after it is made.
+covered it; a run whose losses another scenario's run already gave (the same workload and config
+on another cluster) is scored once. ``--scenarios public`` (the default) runs the development
+scenarios only, the ones a forecast constant may be chosen on; ``--scenarios heldout`` runs the
+held-out ones, to check a decision after it is made.
 
     nice python benchmarks/forecast_backtest.py [--scenarios public|heldout|a,b] [--seeds 4,5]
         [--curves curves.json] [--out backtest.json]
@@ -115,10 +116,12 @@ def main() -> None:
     seeds = [int(s) for s in args.seeds.split(",")]
     if {0, 1, 2, 3} & set(seeds):
         parser.error("calibration seeds must not be the probes' (0) or forecast_eval's truth seeds (1-3)")
-    rows = []
+    rows, seen = [], set()
     for label, run in sorted(runs(args.scenarios, seeds, args.curves).items()):
-        if run["reached"] is None:
-            continue
+        losses = tuple(point[2] for point in run["curve"])
+        if run["reached"] is None or losses in seen:
+            continue  # scenarios that differ only in their cluster's clock run the same curve: scored once
+        seen.add(losses)
         name, key, seed = label.split("|")
         target = target_value(load_spec(SCENARIOS / f"{name}.yaml"))
         for share in SHARES:
