@@ -14,7 +14,10 @@ scenarios only, the ones a forecast constant may be chosen on; ``--scenarios hel
 held-out ones, to check a decision after it is made.
 
     nice python benchmarks/forecast_backtest.py [--scenarios public|heldout|a,b] [--seeds 4,5]
-        [--curves curves.json] [--out backtest.json]
+        [--prior] [--curves curves.json] [--out backtest.json]
+
+With ``--prior`` each run is forecast again with the same config's run on the next calibration
+seed as a prior curve (predictor.curve_priors): a team re-tuning a job it ran last week.
 
 Prints one line per check and a summary line (JSON); ``--curves`` caches the runs (they are the
 slow part: seconds to minutes each), so a change of the forecast is rescored in minutes.
@@ -85,13 +88,16 @@ def runs(selection: str, seeds: list[int], cache: Path | None) -> dict[str, dict
     return {label: run for label, run in done.items() if label.split("|")[0] in names}
 
 
-def check(curve: list[list[float]], reached: int, share: float, target: float) -> dict[str, Any]:
-    """The forecast of the iterations left, made where the run stood at ``share`` of them."""
+def check(curve: list[list[float]], reached: int, share: float, target: float,
+          prior: list[list[float]] | None = None) -> dict[str, Any]:
+    """The forecast of the iterations left, made where the run stood at ``share`` of them; with
+    ``prior`` (another seed's finished run of the same config) as the forecast's prior curve."""
     cut = [tuple(point) for point in curve if point[0] <= share * reached]
     end = float(cut[-1][0])
     point = Prediction(math.inf, 0.0, math.inf, 1.0, math.inf, end, 0.0)
     anchor = Anchor(cut, end, end, 0.0, 1.0, Estimate(1.0, 1.0, 1.0))
-    predicted = forecast(point, anchor, target).prediction
+    priors = () if prior is None else ([(point[0], point[2]) for point in prior],)
+    predicted = forecast(point, anchor, target, priors=priors).prediction
     truth = reached - end
     return {"share": share, "at": end, "truth": truth, "p10": predicted.ttc_low, "p50": predicted.ttc_seconds,
             "p90": predicted.ttc_high, "error": (predicted.ttc_seconds - truth) / truth,
@@ -100,7 +106,9 @@ def check(curve: list[list[float]], reached: int, share: float, target: float) -
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     errors = [row["error"] for row in rows]
+    widths = [row["p90"] / row["p10"] for row in rows if row["p10"] > 0 and math.isfinite(row["p90"])]
     return {"checks": len(rows), "median_abs_error": statistics.median(abs(e) for e in errors),
+            "median_width": statistics.median(widths) if widths else None,
             "median_signed_error": statistics.median(errors),
             "mid_run_median_abs_error": statistics.median(abs(r["error"]) for r in rows if r["share"] == 0.5),
             "coverage": sum(r["covered"] for r in rows) / len(rows)}
@@ -111,25 +119,31 @@ def main() -> None:
     parser.add_argument("--scenarios", default="public", help="public, heldout, or names")
     parser.add_argument("--seeds", default="4,5", help="calibration seeds (not 0: the probes'; not 1-3)")
     parser.add_argument("--curves", type=Path, help="cache of the runs (JSON), read and extended")
+    parser.add_argument("--prior", action="store_true",
+                        help="the same config's run on the next seed as a prior (a job run before)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
     if {0, 1, 2, 3} & set(seeds):
         parser.error("calibration seeds must not be the probes' (0) or forecast_eval's truth seeds (1-3)")
     rows, seen = [], set()
-    for label, run in sorted(runs(args.scenarios, seeds, args.curves).items()):
+    done = runs(args.scenarios, seeds, args.curves)
+    for label, run in sorted(done.items()):
         losses = tuple(point[2] for point in run["curve"])
         if run["reached"] is None or losses in seen:
             continue  # scenarios that differ only in their cluster's clock run the same curve: scored once
         seen.add(losses)
         name, key, seed = label.split("|")
         target = target_value(load_spec(SCENARIOS / f"{name}.yaml"))
+        other = seeds[(seeds.index(int(seed)) + 1) % len(seeds)]
+        prior = done.get(f"{name}|{key}|{other}") if args.prior else None
         for share in SHARES:
-            row = {"scenario": name, "config": key, "seed": int(seed)} | check(run["curve"], run["reached"],
-                                                                              share, target)
+            row = {"scenario": name, "config": key, "seed": int(seed)} | check(
+                run["curve"], run["reached"], share, target, None if prior is None else prior["curve"])
             rows.append(row)
             print(json.dumps(row), flush=True)
-    result = {"scenarios": args.scenarios, "seeds": seeds, "summary": summary(rows), "checks": rows}
+    result = {"scenarios": args.scenarios, "seeds": seeds, "prior": args.prior, "summary": summary(rows),
+              "checks": rows}
     print(json.dumps(result["summary"]))
     if args.out:
         args.out.write_text(json.dumps(result, indent=1) + "\n")
