@@ -22,6 +22,13 @@ def test_a_cut_power_law_is_forecast_near_what_it_did_next() -> None:
     assert abs(row["error"]) < 0.25 and row["covered"]
 
 
+def test_a_prior_run_of_the_same_curve_keeps_the_forecast_on_it() -> None:
+    k = np.arange(10, 4001, 10)
+    curve = [[int(i), 0.0, float(2.0 * i ** -0.5)] for i in k]
+    row = check(curve, 1600, 0.25, TARGET, prior=curve)
+    assert abs(row["error"]) < 0.25 and row["covered"]
+
+
 def test_configs_are_the_plan_and_its_learning_rate_neighbour() -> None:
     plan = Config("sync", 1, 2, batch_size=32, lr=0.03, momentum=0.9)
     assert parse_key(plan.key()) == plan
