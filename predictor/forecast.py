@@ -292,17 +292,22 @@ def _iterations(prediction: Prediction, anchor: Anchor, ttc: float) -> float:
 
 def _measured(prediction: Prediction, anchor: Anchor, model: Ensemble | None, k: np.ndarray,
               losses: np.ndarray, target: float, hardware: float, rng: np.random.Generator) -> Forecast:
-    """A config whose run reached the target: centred on the measurement, as wide as the seed's
-    spread there (a new seed's crossing against one observed crossing: √2 × the spread)."""
+    """A config whose run reached the target: the measured run is one seed's first passage, so the
+    forecast is centred where a fresh seed's passage falls in the median (the run's curve continued
+    from its midpoint with its own fluctuation: a flat target reached on a lucky dip moves later),
+    as wide as the seed's spread there (a new seed against one observed: √2 × the spread)."""
     reached = float(anchor.reached_iteration or 0.0)
-    seed_sd = 0.0
+    seed_sd, luck = 0.0, 1.0
     if model is not None and k.size:
         start = float(k[len(k) // 2])
         draws = crossings(model, k, losses, target, start, max(2 * reached, start + 1), rng)
         seed_sd, _ = _seed_and_shape(draws)
+        finite = draws[np.isfinite(draws)]
+        if finite.size and reached > 0:
+            luck = float(np.median(finite)) / reached
     spread = max(seed_sd, SEED_FLOOR) * math.sqrt(2)
     total = math.hypot(spread, hardware)
-    seconds = float(anchor.reached_seconds or prediction.ttc_seconds)
+    seconds = float(anchor.reached_seconds or prediction.ttc_seconds) * luck
     low, high = seconds * math.exp(-Z80 * total), seconds * math.exp(Z80 * total)
     predicted = replace(prediction, ttc_seconds=seconds, ttc_low=low, ttc_high=high,
                         sources=_shares(spread, 0.0, hardware))
