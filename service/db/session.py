@@ -24,7 +24,11 @@ from service.db.reconnect import RECONNECT_SECONDS, retrying, wait_for_server
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-SQLITE_BUSY_TIMEOUT_MS = 30_000
+SQLITE_BUSY_TIMEOUT_MS = 120_000
+"""How long a SQLite writer queues for the file's lock before "database is locked". Optuna's storage
+begins every transaction IMMEDIATE, its reads too, so twenty studies queue behind each other; on a
+loaded 2-core machine one study waited past the 30 s this was, and failed
+(tests/service/test_service_concurrency.py in a loaded CI run, issue 36). A wait beats a lost study."""
 POOL = {"pool_size": 20, "max_overflow": 20, "pool_timeout": 60}
 
 
