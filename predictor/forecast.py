@@ -309,7 +309,8 @@ def _measured(prediction: Prediction, anchor: Anchor, model: Ensemble | None, k:
     total = math.hypot(spread, hardware)
     seconds = float(anchor.reached_seconds or prediction.ttc_seconds) * luck
     low, high = seconds * math.exp(-Z80 * total), seconds * math.exp(Z80 * total)
-    predicted = replace(prediction, ttc_seconds=seconds, ttc_low=low, ttc_high=high,
+    iterations = reached * luck if reached > 0 else prediction.iterations
+    predicted = replace(prediction, ttc_seconds=seconds, ttc_low=low, ttc_high=high, iterations=iterations,
                         sources=_shares(spread, 0.0, hardware))
     return Forecast(predicted, seed_sd <= FLAT_SPREAD, seed_sd)
 
