@@ -73,7 +73,8 @@ def plans(selection: str) -> list[tuple[str, str]]:
 def runs(selection: str, seeds: list[int], cache: Path | None) -> dict[str, dict[str, Any]]:
     """Every (scenario, config, seed) run to its target, from the cache where it is there."""
     done = json.loads(cache.read_text()) if cache is not None and cache.exists() else {}
-    for name, key in plans(selection):
+    picked = plans(selection)
+    for name, key in picked:
         spec = load_spec(SCENARIOS / f"{name}.yaml")
         for config in configs(spec, parse_key(key)):
             for seed in seeds:
@@ -84,7 +85,7 @@ def runs(selection: str, seeds: list[int], cache: Path | None) -> dict[str, dict
                     done[label] = {"reached": result.reached_iteration, "curve": result.curve}
                     if cache is not None:
                         cache.write_text(json.dumps(done))
-    names = {name for name, _ in plans(selection)}
+    names = {name for name, _ in picked}
     return {label: run for label, run in done.items() if label.split("|")[0] in names}
 
 
@@ -94,10 +95,10 @@ def check(curve: list[list[float]], reached: int, share: float, target: float,
     ``prior`` (another seed's finished run of the same config) as the forecast's prior curve."""
     cut = [tuple(point) for point in curve if point[0] <= share * reached]
     end = float(cut[-1][0])
-    point = Prediction(math.inf, 0.0, math.inf, 1.0, math.inf, end, 0.0)
+    unknown = Prediction(math.inf, 0.0, math.inf, 1.0, math.inf, end, 0.0)
     anchor = Anchor(cut, end, end, 0.0, 1.0, Estimate(1.0, 1.0, 1.0))
-    priors = () if prior is None else ([(point[0], point[2]) for point in prior],)
-    predicted = forecast(point, anchor, target, priors=priors).prediction
+    priors = () if prior is None else ([(k, loss) for k, _, loss in prior],)
+    predicted = forecast(unknown, anchor, target, priors=priors).prediction
     truth = reached - end
     return {"share": share, "at": end, "truth": truth, "p10": predicted.ttc_low, "p50": predicted.ttc_seconds,
             "p90": predicted.ttc_high, "error": (predicted.ttc_seconds - truth) / truth,
