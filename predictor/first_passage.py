@@ -23,9 +23,13 @@ above it for 4,000 (ttc train's ETA at mid-run: 98% early; 60% with the residual
 
 The grid is walked in chunks from the evidence's end, at the run's own evaluation interval at
 first; every CHUNKS_PER_DOUBLING chunks the stride doubles, so a crossing a thousand times past
-the evidence costs a few dozen chunks while the resolution stays a small share of the iterations
-(a coarser stride misses some dips: far out, the crossing reads slightly late). The walk stops
-when every simulated run has crossed.
+the evidence costs a few dozen chunks while the resolution stays a small share of the iterations.
+A stride of s simulates one evaluation in s; the s − 1 between are not lost: each counts with the
+rate at which a confirmed dip *begins* there (the previous evaluation above the target, it and the
+next below), read off the AR(1) law at the simulated mean, as independent chances (Aldous's
+Poisson clumping). Without them a target reached on a dip read many-fold late far out: on a flat
+synthetic curve 2.8σ above its target, 9% of simulated runs crossed within 1,000× the evidence,
+every real one within 2×. The walk stops when every simulated run has crossed.
 """
 
 from __future__ import annotations
@@ -37,10 +41,12 @@ from functools import cached_property
 
 import numpy as np
 from scipy.signal import lfilter
-from scipy.special import ndtri
+from scipy.special import ndtr, ndtri
 
 CHUNK = 128  # evaluations simulated per chunk
 CHUNKS_PER_DOUBLING = 4
+RATE_GRID = np.linspace(-12.0, 12.0, 2401)  # standard-normal levels the entrance rate is tabulated at
+_DEPTHS = np.linspace(0.0, 12.0, 481)  # how far below the level the middle evaluation lies
 
 
 @dataclass(frozen=True)
@@ -71,6 +77,34 @@ class Fluctuation:
         inside = np.interp(z, knots, values)
         return np.where(z < knots[0], values[0] + (z - knots[0]) * low,
                         np.where(z > knots[-1], values[-1] + (z - knots[-1]) * high, inside))
+
+
+    def z_of(self, residual: np.ndarray) -> np.ndarray:
+        """The standard-normal quantile of ``residual``: the inverse of ``at``."""
+        values = self.residuals
+        knots, low, high = self._tails
+        inside = np.interp(residual, values, knots)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            below = knots[0] + (residual - values[0]) / low if low > 0 else -np.inf
+            above = knots[-1] + (residual - values[-1]) / high if high > 0 else np.inf
+        return np.where(residual < values[0], below, np.where(residual > values[-1], above, inside))
+
+    @cached_property
+    def _entrance(self) -> np.ndarray:
+        """The entrance rate at each level of RATE_GRID (see ``entrance_rate``)."""
+        rho = min(self.rho, 0.99)
+        scale = math.sqrt(1.0 - rho**2)
+        x = RATE_GRID[:, None] - _DEPTHS[None, :]  # the middle evaluation's latent value
+        neighbour_below = ndtr((RATE_GRID[:, None] - rho * x) / scale)
+        density = np.exp(-0.5 * x**2) / math.sqrt(2 * math.pi)
+        return np.trapezoid(density * neighbour_below * (1.0 - neighbour_below), _DEPTHS, axis=1)
+
+    def entrance_rate(self, z: np.ndarray) -> np.ndarray:
+        """Per evaluation, the chance that a confirmed dip begins there when the target lies at
+        standard-normal level ``z`` of the fluctuation: P(previous above, this and the next below)
+        of the stationary AR(1) process (a Markov chain, reversible: both neighbours are drawn from
+        the middle one alike)."""
+        return np.interp(z, RATE_GRID, self._entrance)
 
 
 def residual_noise(residuals: np.ndarray) -> Fluctuation:
@@ -115,9 +149,18 @@ def first_passages(means: Callable[[np.ndarray], np.ndarray], start: float, step
         confirmed = np.concatenate([was_below[..., None] & below[..., :1], below[..., :-1] & below[..., 1:]],
                                    axis=2)
         firsts = np.concatenate([[position], grid[:-1]])
+        if stride > 1 and noise.residuals.size > 1:  # the evaluations between the simulated ones
+            rate = noise.entrance_rate(noise.z_of(target - mean))  # (draws, CHUNK)
+            chance = -np.expm1((stride - 1) * np.log1p(-np.minimum(rate, 1.0 - 1e-12)))
+            between = rng.random(confirmed.shape) < chance[:, None, :]
+            where = firsts + step * rng.integers(1, stride, size=between.shape)
+            firsts = np.where(between & ~confirmed, where, firsts)
+            confirmed |= between
         was_below = below[..., -1]
         fresh = np.isinf(out) & confirmed.any(axis=2)
-        out[fresh] = firsts[np.argmax(confirmed, axis=2)[fresh]]
+        first = np.argmax(confirmed, axis=2)[..., None]
+        crossing = np.take_along_axis(np.broadcast_to(firsts, confirmed.shape), first, axis=2)[..., 0]
+        out[fresh] = crossing[fresh]
         if not np.isinf(out).any():
             break
         position = float(grid[-1])
