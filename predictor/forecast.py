@@ -36,7 +36,7 @@ import numpy as np
 
 from predictor.curve_ensemble import Calibration, Ensemble, fit_ensemble
 from predictor.first_passage import first_passages, residual_noise
-from predictor.se_model import Z80, Estimate
+from predictor.se_model import FORM_SIGMA, Z80, Estimate
 from predictor.types import Prediction
 
 OFF_FAMILY = Calibration(inflation=3.0, temperature=10.0, form=0.2)
@@ -198,11 +198,21 @@ def _spread(model: Ensemble, k: np.ndarray, losses: np.ndarray, anchor: Anchor, 
             samples: int = 200, point: Prediction | None = None) -> Spread:
     """TTC quantiles at ``target``: the ensemble's first passages and, where the pooled model that
     ranked the configs has a finite ``point``, as many draws again around it: two readings of one
-    curve, and where they disagree on the crossing the interval covers both."""
+    curve, and where they disagree on the crossing the interval covers both.
+
+    The iterations past the evidence carry the model-form error no family's draws express, a
+    log-sd of FORM_SIGMA per e-fold past the evidence (the pooled model's prior, predictor.se_model):
+    on the public backtest the forecast's log error of the iterations left was 0.86, 0.45 and 0.14
+    at cuts 1.4, 0.7 and 0.3 e-folds before the target, about 0.6 per e-fold, while the interval's
+    width stayed ×2.6 at all three (39% covered at the first cut, 100% at the last)."""
     draws = crossings(model, k, losses, target, anchor.end, horizon, rng, samples)
     seed_sd, shape_sd = _seed_and_shape(draws)
     extra = math.sqrt(max(SEED_FLOOR**2 - seed_sd**2, 0.0))
-    remaining = np.maximum(draws - anchor.origin, 0.0)
+    past = np.maximum(draws - anchor.end, 0.0)
+    distance = np.where(np.isfinite(draws), np.log1p(past / max(anchor.end, 1.0)), 0.0)
+    past = past * np.exp(rng.normal(0.0, 1.0, draws.shape) * FORM_SIGMA * distance)
+    shape_sd = math.hypot(shape_sd, FORM_SIGMA * float(np.median(distance)))
+    remaining = np.maximum(anchor.end - anchor.origin + past, 0.0)
     jitter = np.exp(rng.normal(0.0, 1.0, draws.shape) * math.hypot(extra, hardware))
     ttc = (anchor.measured_seconds + remaining * anchor.pace * jitter).ravel()
     reading = _model_draws(point, ttc.size, math.hypot(max(seed_sd, SEED_FLOOR), hardware), rng)
