@@ -27,9 +27,9 @@ the evidence costs a few dozen chunks while the resolution stays a small share o
 A stride of s simulates one evaluation in s; the s − 1 between are not lost: each counts with the
 rate at which a confirmed dip *begins* there (the previous evaluation above the target, it and the
 next below), read off the AR(1) law at the simulated mean, as independent chances (Aldous's
-Poisson clumping). Without them a target reached on a dip read many-fold late far out: on a flat
-synthetic curve 2.8σ above its target, 9% of simulated runs crossed within 1,000× the evidence,
-every real one within 2×. The walk stops when every simulated run has crossed.
+Poisson clumping). Without them a target reached on a dip read late far out: a target 2σ under a
+flat mean was reached in a median of 3,124 evaluations (5.5% never), where the rule itself takes
+1,349; with them, 1,309. The walk stops when every simulated run has crossed.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from scipy.special import ndtr, ndtri
 
 CHUNK = 128  # evaluations simulated per chunk
 CHUNKS_PER_DOUBLING = 4
-RATE_GRID = np.linspace(-12.0, 12.0, 2401)  # standard-normal levels the entrance rate is tabulated at
+_LEVELS = np.linspace(-12.0, 12.0, 2401)  # standard-normal levels the entrance rate is tabulated at
 _DEPTHS = np.linspace(0.0, 12.0, 481)  # how far below the level the middle evaluation lies
 
 
@@ -78,7 +78,6 @@ class Fluctuation:
         return np.where(z < knots[0], values[0] + (z - knots[0]) * low,
                         np.where(z > knots[-1], values[-1] + (z - knots[-1]) * high, inside))
 
-
     def z_of(self, residual: np.ndarray) -> np.ndarray:
         """The standard-normal quantile of ``residual``: the inverse of ``at``."""
         values = self.residuals
@@ -91,11 +90,11 @@ class Fluctuation:
 
     @cached_property
     def _entrance(self) -> np.ndarray:
-        """The entrance rate at each level of RATE_GRID (see ``entrance_rate``)."""
+        """The entrance rate at each level of _LEVELS (see ``entrance_rate``)."""
         rho = min(self.rho, 0.99)
         scale = math.sqrt(1.0 - rho**2)
-        x = RATE_GRID[:, None] - _DEPTHS[None, :]  # the middle evaluation's latent value
-        neighbour_below = ndtr((RATE_GRID[:, None] - rho * x) / scale)
+        x = _LEVELS[:, None] - _DEPTHS[None, :]  # the middle evaluation's latent value
+        neighbour_below = ndtr((_LEVELS[:, None] - rho * x) / scale)
         density = np.exp(-0.5 * x**2) / math.sqrt(2 * math.pi)
         return np.trapezoid(density * neighbour_below * (1.0 - neighbour_below), _DEPTHS, axis=1)
 
@@ -104,7 +103,7 @@ class Fluctuation:
         standard-normal level ``z`` of the fluctuation: P(previous above, this and the next below)
         of the stationary AR(1) process (a Markov chain, reversible: both neighbours are drawn from
         the middle one alike)."""
-        return np.interp(z, RATE_GRID, self._entrance)
+        return np.interp(z, _LEVELS, self._entrance)
 
 
 def residual_noise(residuals: np.ndarray) -> Fluctuation:
