@@ -184,6 +184,7 @@ class ProbeResult:
     start_seconds: float = 0.0
     calls: int = 0  # backend calls that ran chunks of steps (Ray: one per evaluation interval)
     call_seconds: float = 0.0  # their wall seconds outside the steps, not in ``seconds``
+    launch_seconds: float = 0.0  # wall seconds to start the run (Ray: its actors), not in ``wall_seconds``
 
     @property
     def seconds_per_iteration(self) -> float:

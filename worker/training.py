@@ -63,6 +63,7 @@ def train(
         wall_seconds=time.perf_counter() - wall_start,
         calls=run.calls,
         call_seconds=run.call_seconds,
+        launch_seconds=run.launch_seconds,
     )
     if noise:
         result.grad_sq_small = sum(n[0] for n in noise) / len(noise)

@@ -12,7 +12,8 @@ read ``model``, ``model_state()``, ``checkpoint()``, ``gradient_noise_sample()``
 iteration 0 (DESIGN.md §7 *Time and counts*): simulated seconds or wall seconds. ``clock`` counts
 steps only; what a backend pays per call outside them (a Ray round trip to the device actors,
 once per chunk of steps up to the next evaluation) is counted apart, in ``calls`` and
-``call_seconds``, so the HE model can fit it as its own term.
+``call_seconds``, so the HE model can fit it as its own term. ``launch_seconds`` is what
+``start()`` took (a Ray run's actors and process groups): a study's overhead, not the run's time.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class TrainingRun(ABC):
     iteration: int
     calls: int = 0  # backend calls that ran steps (chunks); 0 where steps are local
     call_seconds: float = 0.0  # their wall seconds outside the steps themselves
+    launch_seconds: float = 0.0  # wall seconds ``start()`` took; 0 where nothing is launched
 
     @property
     @abstractmethod

@@ -172,6 +172,7 @@ def test_on_ray_matches_simulated_loss_trajectory(
     assert real.iterations == simulated.iterations == 40
     assert len(real.step_seconds) == 40 and all(s > 0 for s in real.step_seconds)
     assert real.seconds == pytest.approx(sum(real.step_seconds))
+    assert simulated.launch_seconds == 0.0 < real.launch_seconds  # the actors' start, counted apart
     assert leaked_ttc_actors() == []
 
 

@@ -97,9 +97,11 @@ class RayRun(TrainingRun):
 
     def start(self) -> None:
         """Create the actors (unless reusing a started group) and install the strategy."""
+        started = time.perf_counter()
         if self._owns_workers:
             self.workers.start()
         self._install()
+        self.launch_seconds = time.perf_counter() - started
 
     def shutdown(self) -> None:
         """Release every actor and process group (a reused group only forgets the strategy)."""

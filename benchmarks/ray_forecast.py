@@ -1,0 +1,269 @@
+"""Real timings: ttc's plan for a job on Ray against runs of that plan, on this machine's cores.
+
+Per (layout, workload): ttc's study on the Ray backend (probes on seed 0, wall-clock timings),
+then the plan run *as planned* (its warm-up included) on truth seeds 1, 2, 3 with the code
+``ttc run`` uses, on the same Ray. Reported per scenario:
+
+* **HE** — the HE model fitted to the study's probes, predicting seconds/iteration of the configs
+  the probes ran and of configs they never ran (other strategies and batches on the same devices),
+  each against a fresh measurement (a short run of it after the study) and, for the plan, against
+  the truth runs' own s/it;
+* **forecast** — the plan's p10/p50/p90 TTC against each truth run's TTC (Ray seconds: the
+  training steps' wall clock, evaluations not counted, as every backend counts);
+* **overhead** — the study's wall time split into Ray start-up, device actors' start
+  (``launch_seconds``), training steps, Ray's per-call cost, evaluations and the rest (scheduling
+  the probe tasks, the search), against the plan's run.
+
+Layouts: ``local`` — one node × 2 CPU devices on a local Ray; ``two_node`` — a local two-node Ray
+cluster (``ray start`` twice, 2 CPUs each, as the deploy tests start one) with one device per node.
+
+    nice python benchmarks/ray_forecast.py [--layouts local,two_node] [--workloads charlm]
+        [--truth-seeds 1,2,3] [--out docs/results/ray_forecast.json]
+
+prints one JSON line per scenario and a summary line, and writes ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import ray
+
+from predictor.he_model import HeModel
+from predictor.types import Config, Plan, ProbeResult, json_safe
+from service.db import Database, measurement_store
+from service.runners.study_runner import StudyRunner
+from worker.lineage import run_schedule
+from worker.probe import run_config
+from worker.ray_backend.connect import ensure_ray
+from worker.spec import Spec, parse_spec
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPOSITORY))
+from tests.deploy.ray_nodes import start_nodes, stop_nodes  # noqa: E402
+
+RESULTS = REPOSITORY / "docs" / "results"
+LAYOUTS = {"local": (1, 2), "two_node": (2, 1)}
+# Targets that need a minute or more of real compute from the best config on two CPU devices.
+WORKLOADS: dict[str, dict[str, Any]] = {
+    "charlm": {"target": {"metric": "train_loss", "value": 1.35, "eval_every": 50},
+               "search": {"strategies": ["sync", "async_groups"], "batch_sizes": [16, 64],
+                          "learning_rates": [0.03, 0.1, 0.3], "momenta": [0.9]}},
+    "digits-cnn": {"target": {"metric": "train_loss", "value": 0.01, "eval_every": 100},
+                   "search": {"strategies": ["sync", "async_groups"], "batch_sizes": [16, 64],
+                              "learning_rates": [0.01, 0.03, 0.1], "momenta": [0.9]}},
+}
+MEASURE_STEPS = 150  # a fresh measurement of one config's s/it (its warm-up steps are dropped by rule)
+RUN_MAX_ITERATIONS = 100_000
+
+
+def spec_for(workload: str, layout: str, seed: int = 0) -> Spec:
+    nodes, per_node = LAYOUTS[layout]
+    return parse_spec({"workload": {"name": workload}, **WORKLOADS[workload], "seed": seed,
+                       "cluster": {"backend": "ray", "nodes": nodes, "devices_per_node": per_node}})
+
+
+@contextlib.contextmanager
+def connected() -> Iterator[float]:
+    """Ray connected (``RAY_ADDRESS``, else a new local instance); yields the seconds that took."""
+    started = time.perf_counter()
+    ensure_ray()
+    try:
+        yield time.perf_counter() - started
+    finally:
+        ray.shutdown()
+
+
+@contextlib.contextmanager
+def cluster_for(layout: str) -> Iterator[tuple[dict[str, str], float]]:
+    """The environment a scenario's process joins its Ray with, and the seconds the cluster took to
+    start: none for ``local`` (the process starts its own); two ``ray start`` nodes otherwise (Ray
+    reads the cluster's token when it is imported, hence a process per scenario)."""
+    if layout == "local":
+        yield {}, 0.0
+        return
+    started = time.perf_counter()
+    hidden = Path(tempfile.mkdtemp(prefix="ttc-hidden-"))
+    nodes = start_nodes([2, 2], Path(tempfile.mkdtemp(prefix="ttc-ray-logs-")), hidden=hidden)
+    try:
+        yield {**nodes.client_env, "RAY_ADDRESS": nodes.gcs_address}, time.perf_counter() - started
+    finally:
+        stop_nodes(nodes)
+
+
+def study(spec: Spec, database: Path) -> tuple[Plan, list[ProbeResult], float]:
+    """ttc's study as ``ttc tune`` runs it (probes as Ray tasks); its plan, probes and wall seconds."""
+    db = Database(f"sqlite:///{database}")
+    db.migrate()
+    runner = StudyRunner(db)
+    started = time.perf_counter()
+    plan = runner.run(runner.submit(spec))
+    wall = time.perf_counter() - started
+    with db.read() as session:
+        probes = list(measurement_store.finished_probes(session, study_id=plan.study_id).values())
+    db.dispose()
+    return plan, probes, wall
+
+
+def overhead(ray_seconds: float, study_wall: float, probes: list[ProbeResult]) -> dict[str, float]:
+    """The study's wall seconds by where they went (the probes ran one after another here)."""
+    launch = sum(p.launch_seconds for p in probes)
+    steps = sum(p.seconds for p in probes)
+    calls = sum(p.call_seconds for p in probes)
+    evaluations = sum(p.wall_seconds for p in probes) - steps - calls
+    return {"ray_start": ray_seconds, "actor_start": launch, "training_steps": steps, "ray_calls": calls,
+            "evaluations": evaluations, "other": study_wall - launch - steps - calls - evaluations,
+            "total": ray_seconds + study_wall}
+
+
+def he_key(config: Config) -> tuple[Any, ...]:
+    """What seconds/iteration depends on (not the rate or the momentum)."""
+    return (config.strategy, config.nodes, config.devices_per_node, config.groups, config.batch_size)
+
+
+def unprobed(spec: Spec, probed: set[tuple[Any, ...]], plan: Config) -> list[Config]:
+    """Configs whose timing the study never measured: ``sync`` on every allocation the search may
+    plan (node counts × one or all devices per node) and each strategy on the whole cluster, at
+    every batch size, at the plan's rate (s/it does not depend on it)."""
+    space = spec.search_space()
+    shapes = {("sync", nodes, per_node) for nodes in space.node_counts()
+              for per_node in {1, space.devices_per_node}}
+    shapes |= {(strategy, space.nodes, space.devices_per_node) for strategy in space.strategies}
+    out = []
+    for strategy, nodes, per_node in sorted(shapes):
+        groups = space.group_counts()[-1] if strategy == "async_groups" else 1
+        for batch in space.batch_sizes:
+            config = Config(strategy, nodes, per_node, groups=groups, batch_size=batch, lr=plan.lr,
+                            momentum=plan.momentum)
+            if he_key(config) not in probed:
+                out.append(config)
+    return out
+
+
+def measure(spec: Spec, config: Config) -> float:
+    """A fresh short run's steady s/it (the rule drops its warm-up steps)."""
+    return run_config(spec, config, math.inf, MEASURE_STEPS).steady_seconds_per_iteration
+
+
+def he_check(spec: Spec, plan: Plan, probes: list[ProbeResult]) -> list[dict[str, Any]]:
+    model = HeModel.fit(probes)
+    if model is None:
+        return []
+    probed = {he_key(p.config): p.config for p in probes if p.iterations > 0 and not p.error}
+    rows = [(config, True) for config in probed.values()]
+    rows += [(config, False) for config in unprobed(spec, set(probed), plan.config)]
+    out = []
+    for (config, was_probed), estimate in zip(rows, model.predict([c for c, _ in rows]), strict=True):
+        measured = measure(spec, config)
+        out.append({"config": config.key(), "probed": was_probed, "predicted": estimate.value,
+                    "low": estimate.low, "high": estimate.high, "measured": measured,
+                    "error": abs(estimate.value - measured) / measured})
+    return out
+
+
+def truth(spec: Spec, plan: Plan, seeds: list[int]) -> list[dict[str, Any]]:
+    runs = []
+    for seed in seeds:
+        started = time.perf_counter()
+        run = run_schedule(spec.model_copy(update={"seed": seed}), plan.config, plan.warmup, math.inf,
+                           RUN_MAX_ITERATIONS)
+        runs.append({"seed": seed, "reached_seconds": run.reached_seconds, "diverged": run.diverged,
+                     "iterations": run.iterations,
+                     "seconds_per_iteration": run.seconds_per_iteration,
+                     "wall_seconds": time.perf_counter() - started})
+    return runs
+
+
+def score(predicted: dict[str, Any], seconds: float | None) -> dict[str, Any]:
+    """One truth run's TTC against the forecast (None: the run never reached the target)."""
+    p10, p50, p90 = predicted["ttc_p10"], predicted["ttc_p50"], predicted["ttc_p90"]
+    if seconds is None:
+        return {"truth": None, "covered": p90 is None, "error": None}
+    return {"truth": seconds, "covered": p10 <= seconds <= (math.inf if p90 is None else p90),
+            "error": abs(p50 - seconds) / seconds}
+
+
+def evaluate(layout: str, workload: str, seeds: list[int]) -> dict[str, Any]:
+    spec = spec_for(workload, layout)
+    with tempfile.TemporaryDirectory() as tmp, connected() as ray_seconds:
+        plan, probes, study_wall = study(spec, Path(tmp) / "ttc.db")
+        runs = truth(spec, plan, seeds)
+        he = he_check(spec, plan, probes)
+    predicted = plan.to_dict()["predicted"]
+    scores = [{"seed": r["seed"], **score(predicted, r["reached_seconds"])} for r in runs]
+    plan_measured = statistics.median(r["seconds_per_iteration"] for r in runs)
+    return {
+        "scenario": f"{layout}/{workload}", "config": plan.config.key(),
+        "warmup": plan.warmup.to_dict() if plan.warmup else None,
+        "confidence": plan.confidence.level, "predicted": predicted, "truth_runs": runs, "scores": scores,
+        "plan_s_per_it": {"predicted": predicted["seconds_per_iteration"], "measured": plan_measured,
+                          "error": abs(predicted["seconds_per_iteration"] - plan_measured) / plan_measured},
+        "he": he, "probes": len(probes), "overhead": overhead(ray_seconds, study_wall, probes),
+        "run_seconds": statistics.median(r["wall_seconds"] for r in runs),
+    }
+
+
+def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
+    def median(values: list[float]) -> float | None:
+        return statistics.median(values) if values else None
+
+    he = [row for r in results for row in r["he"]]
+    return {
+        "he_error_probed": median([row["error"] for row in he if row["probed"]]),
+        "he_error_unprobed": median([row["error"] for row in he if not row["probed"]]),
+        "covered": {r["scenario"]: f"{sum(s['covered'] for s in r['scores'])}/{len(r['scores'])}"
+                    for r in results},
+        "forecast_error": median([s["error"] for r in results for s in r["scores"]
+                                  if s["error"] is not None]),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--layouts", default="local,two_node")
+    parser.add_argument("--workloads", default="charlm")
+    parser.add_argument("--truth-seeds", default="1,2,3")
+    parser.add_argument("--out", type=Path, default=RESULTS / "ray_forecast.json")
+    parser.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)  # one scenario's child
+    args = parser.parse_args()
+    if args.in_process:
+        result = evaluate(args.layouts, args.workloads, [int(s) for s in args.truth_seeds.split(",")])
+        args.out.write_text(json.dumps(json_safe(result)))
+        return
+    results = []
+    for workload in args.workloads.split(","):
+        for layout in args.layouts.split(","):
+            results.append(one_process(layout, workload, args.truth_seeds))
+            print(json.dumps(json_safe(results[-1])), flush=True)
+    summary = summarise(results)
+    print(json.dumps({"summary": json_safe(summary)}), flush=True)
+    args.out.write_text(json.dumps(json_safe({"summary": summary, "scenarios": results}), indent=1) + "\n")
+
+
+def one_process(layout: str, workload: str, seeds: str) -> dict[str, Any]:
+    """One scenario in a process of its own, on its layout's Ray (started here for two nodes)."""
+    with tempfile.TemporaryDirectory() as tmp, cluster_for(layout) as (env, cluster_seconds):
+        out = Path(tmp) / "one.json"
+        subprocess.run([sys.executable, __file__, "--in-process", "--layouts", layout, "--workloads",
+                        workload, "--truth-seeds", seeds, "--out", str(out)],
+                       env={**os.environ, **env}, check=True)
+        result = json.loads(out.read_text())
+    result["overhead"]["ray_start"] += cluster_seconds
+    result["overhead"]["total"] += cluster_seconds
+    return result
+
+
+if __name__ == "__main__":
+    main()
