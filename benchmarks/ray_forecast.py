@@ -45,6 +45,7 @@ from predictor.he_model import HeModel
 from predictor.types import Config, Plan, ProbeResult, json_safe
 from service.db import Database, measurement_store
 from service.runners.study_runner import StudyRunner
+from service.runners.study_wall import StudyWall
 from worker.lineage import run_schedule
 from worker.probe import run_config
 from worker.ray_backend.connect import ensure_ray
@@ -115,17 +116,6 @@ def study(spec: Spec, database: Path) -> tuple[Plan, list[ProbeResult], float]:
         probes = list(measurement_store.finished_probes(session, study_id=plan.study_id).values())
     db.dispose()
     return plan, probes, wall
-
-
-def overhead(ray_seconds: float, study_wall: float, probes: list[ProbeResult]) -> dict[str, float]:
-    """The study's wall seconds by where they went (the probes ran one after another here)."""
-    launch = sum(p.launch_seconds for p in probes)
-    steps = sum(p.seconds for p in probes)
-    calls = sum(p.call_seconds for p in probes)
-    evaluations = sum(p.wall_seconds for p in probes) - steps - calls
-    return {"ray_start": ray_seconds, "actor_start": launch, "training_steps": steps, "ray_calls": calls,
-            "evaluations": evaluations, "other": study_wall - launch - steps - calls - evaluations,
-            "total": ray_seconds + study_wall}
 
 
 def he_key(config: Config) -> tuple[Any, ...]:
@@ -210,7 +200,7 @@ def evaluate(layout: str, workload: str, seeds: list[int]) -> dict[str, Any]:
         "confidence": plan.confidence.level, "predicted": predicted, "truth_runs": runs, "scores": scores,
         "plan_s_per_it": {"predicted": predicted["seconds_per_iteration"], "measured": plan_measured,
                           "error": abs(predicted["seconds_per_iteration"] - plan_measured) / plan_measured},
-        "he": he, "probes": len(probes), "overhead": overhead(ray_seconds, study_wall, probes),
+        "he": he, "probes": len(probes), "overhead": StudyWall.of(ray_seconds, study_wall, probes).to_dict(),
         "run_seconds": statistics.median(r["wall_seconds"] for r in runs),
     }
 

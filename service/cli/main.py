@@ -18,6 +18,7 @@ import logging
 import math
 import os
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -139,19 +140,23 @@ def _gate(predicted: dict[str, Any], max_ttc: float, required: float, as_json: b
         out.print(f"  gate       passed: {verdict}", highlight=False)
 
 
-def _check_cluster(spec: Spec, ray_address: str | None) -> None:
-    """A ``backend: ray`` spec the cluster cannot hold is a bad spec: exit 2 before any study exists."""
+def _check_cluster(spec: Spec, ray_address: str | None) -> float:
+    """A ``backend: ray`` spec the cluster cannot hold is a bad spec: exit 2 before any study exists.
+    Returns the seconds Ray took to start or connect (0 on the simulated backend)."""
     if spec.cluster.backend != "ray":
-        return
+        return 0.0
     from worker.ray_backend.connect import ensure_ray
     from worker.ray_backend.feasibility import check_feasible
     from worker.spec import SpecError
 
+    started = time.perf_counter()
     ensure_ray(ray_address)
+    connected = time.perf_counter() - started
     try:
         check_feasible(spec)
     except SpecError as exc:
         raise _fail(EXIT_BAD_INPUT, str(exc)) from None
+    return connected
 
 
 def _tune_locally(spec: Spec, settings: Settings, as_json: bool) -> dict[str, Any]:
@@ -159,20 +164,20 @@ def _tune_locally(spec: Spec, settings: Settings, as_json: bool) -> dict[str, An
     from service.db import Database
     from service.runners.held_lease import HeldLease, local_owner
     from service.runners.study_runner import StudyCancelled, StudyRunner
+    from service.runners.study_wall import StudyWall
     from worker.spec import SpecError
 
     quiet_ray()
-    _check_cluster(spec, settings.ray_address)
+    ray_seconds = _check_cluster(spec, settings.ray_address)
     db = Database(settings.database_url)
     db.migrate()
     bar = _progress(as_json, spec.budget.max_probes)
     on_progress = None if bar is None else (lambda p: bar.update(p.probes_done, p.best_ttc))
     failures: list[str] = []
-    probes = 0
+    results: list[ProbeResult] = []
 
     def on_probe(result: ProbeResult) -> None:
-        nonlocal probes
-        probes += 1
+        results.append(result)
         if result.error:
             failures.append(result.error)
             _report_failure(result.config.key(), result.error)
@@ -184,6 +189,7 @@ def _tune_locally(spec: Spec, settings: Settings, as_json: bool) -> dict[str, An
         err.print(f"study {study_id} · recorded in {settings.database_url}", highlight=False)
     lease = HeldLease(db, study_id, owner, settings.lease_seconds,
                       on_interrupt=lambda: runner.cancel(study_id, INTERRUPTED))
+    started = time.perf_counter()
     try:
         with lease, bar or contextlib.nullcontext():
             plan = runner.run(study_id, lease.lost)
@@ -195,10 +201,13 @@ def _tune_locally(spec: Spec, settings: Settings, as_json: bool) -> dict[str, An
     except KeyboardInterrupt:
         raise _fail(EXIT_INTERRUPTED, f"interrupted: study {study_id} cancelled") from None
     except TargetUnreachable as exc:
-        if probes and len(failures) == probes:
-            raise _fail(EXIT_INTERNAL, f"every probe failed on the cluster ({probes}); the first: "
+        if results and len(failures) == len(results):
+            raise _fail(EXIT_INTERNAL, f"every probe failed on the cluster ({len(results)}); the first: "
                                        f"{failures[0]}") from None
         raise _fail(EXIT_UNREACHABLE, str(exc)) from None
+    if spec.cluster.backend == "ray" and not as_json:  # where a real cluster's study time went
+        wall = StudyWall.of(ray_seconds, time.perf_counter() - started, results)
+        err.print(wall.text(), highlight=False)
     return plan.to_dict()
 
 
