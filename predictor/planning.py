@@ -54,7 +54,7 @@ def plan_of(study: Study, study_id: str) -> Plan:
         baseline_config=baseline,
         baseline_predicted_ttc_seconds=base_prediction.ttc_seconds if base_prediction else math.inf,
         probe_count=len(study.probes), probe_cluster_seconds=study.cluster_seconds(),
-        evidence=[s.probe_key for s in study.probes if s.config.key() == key],
+        evidence=study.evidence_of(key),
         warmup=warmup,
         worth_tuning=not study.worth_tuning_reason, worth_tuning_reason=study.worth_tuning_reason,
         confidence=confidence,

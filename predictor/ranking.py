@@ -72,7 +72,7 @@ def ranking(study: Study, plan_key: str | None) -> list[RankedConfig]:
     for key, view in views.items():
         prediction = study.predictions.get(key)
         score = conservative(prediction) if prediction else math.inf
-        keys = [s.probe_key for s in study.probes if s.config.key() == key]
+        keys = study.evidence_of(key)
         confidence = study.confidence_of(key) if prediction else None
         if view.error:
             status, reason = "failed", view.error

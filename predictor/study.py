@@ -52,6 +52,7 @@ class Study:
         self.predictions: dict[str, Prediction] = {}  # by config key, in the current epoch
         self.pruned: set[str] = set()  # config keys
         self.diverged: list[Config] = []
+        self.seed_checks: dict[str, ProbeResult] = {}  # by probe key: rates checked on a second seed
         self.model: TtcModel | None = None
         self.fork: ForkPoint | None = None
         self.baseline: Config | None = None  # sync on all devices: what a challenger must beat by 5%
@@ -68,6 +69,22 @@ class Study:
         if result.diverged:
             self.diverged.append(result.config)
         self.refit()
+
+    def record_seed_check(self, result: ProbeResult) -> None:
+        """A rate checked on a second seed (predictor.search): its cost and timings are the study's,
+        its curve no lineage's (it shows whether the rate trains, not a config's progress on the
+        probes' seed). Diverged there, the config is pruned and its recipe's larger steps with it."""
+        self.probes.append(result)
+        self.seed_checks[result.probe_key] = result
+        if result.diverged:
+            self.diverged.append(result.config)
+            self.pruned.add(result.config.key())
+        self.refit()
+
+    def evidence_of(self, key: str) -> list[str]:
+        """The probe keys of config ``key``'s lineages (its seed checks are not its evidence)."""
+        return [s.probe_key for s in self.probes
+                if s.config.key() == key and s.probe_key not in self.seed_checks]
 
     def origin(self) -> str | None:
         """The segment the current epoch's lineages start from: the fork point, or scratch."""

@@ -113,6 +113,9 @@ class ProbeRequest:
     next rung); another config forks from it (the model's weights, a fresh optimizer), so each
     candidate is measured at the loss level where a long run spends its time (issue 11). A
     probe's ``key`` names one segment of one lineage, so every segment is its own record.
+
+    ``seed_offset``: the probe runs on the spec's seed plus this (its initialisation, data order and
+    data): a check that a rate chosen on one seed also trains on another (predictor.search).
     """
 
     config: Config
@@ -120,14 +123,16 @@ class ProbeRequest:
     max_iterations: int
     parent: str | None = None
     start_iteration: int = 0  # iterations of the lineage before this segment (0 from scratch)
+    seed_offset: int = 0
 
     @property
     def key(self) -> str:
         base = self.config.key()
+        seed = f"@seed+{self.seed_offset}" if self.seed_offset else ""
         if self.parent is None:
-            return base
+            return base + seed
         origin = hashlib.sha1(self.parent.encode()).hexdigest()[:6]
-        return f"{base}@{self.start_iteration}+{self.max_iterations}#{origin}"
+        return f"{base}@{self.start_iteration}+{self.max_iterations}#{origin}{seed}"
 
     @property
     def forks(self) -> bool:
@@ -137,12 +142,12 @@ class ProbeRequest:
     def to_dict(self) -> dict[str, Any]:
         return {"config": self.config.to_dict(), "seconds": self.seconds,
                 "max_iterations": self.max_iterations, "parent": self.parent,
-                "start_iteration": self.start_iteration}
+                "start_iteration": self.start_iteration, "seed_offset": self.seed_offset}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ProbeRequest:
         return cls(Config.from_dict(data["config"]), float(data["seconds"]), int(data["max_iterations"]),
-                   data.get("parent"), int(data.get("start_iteration", 0)))
+                   data.get("parent"), int(data.get("start_iteration", 0)), int(data.get("seed_offset", 0)))
 
     def failed(self, reason: str) -> ProbeResult:
         """The result of a probe that could not run: no measurement, the reason kept."""

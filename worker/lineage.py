@@ -23,7 +23,7 @@ from predictor.lineages import merge
 from predictor.types import Config, Phase, ProbeRequest, ProbeResult
 from worker.convergence import Evaluator
 from worker.probe import on_backend, target_value, workload_for
-from worker.spec import Spec
+from worker.spec import MAX_SEED, Spec
 from worker.training import train
 from worker.training_run import TrainingRun
 
@@ -50,9 +50,12 @@ def _start(run: TrainingRun, request: ProbeRequest, parent: State | None) -> Non
 
 
 def run_segment(spec: Spec, request: ProbeRequest, parent: State | None) -> tuple[ProbeResult, State]:
-    """Train one segment on the spec's backend; its result and the state it ends in."""
+    """Train one segment on the spec's backend (on its seed plus the request's offset); its result
+    and the state it ends in."""
     if (parent is None) != (request.parent is None):
         raise ValueError(f"probe {request.key}: parent state {'missing' if parent is None else 'unexpected'}")
+    if request.seed_offset:
+        spec = spec.model_copy(update={"seed": (spec.seed + request.seed_offset) % (MAX_SEED + 1)})
     evaluator, target = Evaluator(workload_for(spec), spec.target.metric), target_value(spec)
     base_iteration, base_seconds = _origin(request, parent)
 
