@@ -44,7 +44,8 @@ class TargetUnreachable(RuntimeError):
 def plan_without_prediction(study: Study, study_id: str, views: dict[str, ProbeResult]) -> Plan:
     """Unreachable only when every live curve has levelled off above the target; otherwise the
     best measured config, with no number."""
-    alive = [v for v in views.values() if not v.diverged and not v.error]
+    unstable = study.unstable()
+    alive = [v for v in views.values() if not v.diverged and not v.error and v.config.key() not in unstable]
     if not alive:
         raise TargetUnreachable(f"every one of {len(study.probes)} probes diverged or failed")
     model = study.model

@@ -68,6 +68,7 @@ def ranking(study: Study, plan_key: str | None) -> list[RankedConfig]:
     plan_score = conservative(plan_prediction) if plan_prediction else math.inf
     kept = plan_key is not None and study.baseline is not None and plan_key == study.baseline.key()
     any_bounded = bounded(study.predictions)
+    unstable = study.unstable()
     rows = []
     for key, view in views.items():
         prediction = study.predictions.get(key)
@@ -78,6 +79,8 @@ def ranking(study: Study, plan_key: str | None) -> list[RankedConfig]:
             status, reason = "failed", view.error
         elif view.diverged:
             status, reason = "diverged", "its loss diverged"
+        elif key in unstable:
+            status, reason = "diverged", "its loss diverged on a second seed"
         elif key == plan_key:
             status, reason = "plan", (f"kept: no challenger beat it by the {CHANGE_MARGIN:.0%} margin" if kept
                                       else "the lowest risk-aware score" if any_bounded

@@ -73,13 +73,17 @@ class Study:
     def record_seed_check(self, result: ProbeResult) -> None:
         """A rate checked on a second seed (predictor.search): its cost and timings are the study's,
         its curve no lineage's (it shows whether the rate trains, not a config's progress on the
-        probes' seed). Diverged there, the config is pruned and its recipe's larger steps with it."""
+        probes' seed). Diverged there, the config is never planned and its recipe's larger steps are
+        not probed."""
         self.probes.append(result)
         self.seed_checks[result.probe_key] = result
         if result.diverged:
             self.diverged.append(result.config)
-            self.pruned.add(result.config.key())
         self.refit()
+
+    def unstable(self) -> set[str]:
+        """Config keys that diverged on a second seed: never planned, whatever the probes' seed showed."""
+        return {r.config.key() for r in self.seed_checks.values() if r.diverged}
 
     def evidence_of(self, key: str) -> list[str]:
         """The probe keys of config ``key``'s lineages (its seed checks are not its evidence)."""
@@ -98,9 +102,10 @@ class Study:
         views = self.views()
         self.model = TtcModel(list(views.values()), self.target, self._readings, self.fork, self.probes)
         self.predictions = {}
+        unstable = self.unstable()
         for key, view in views.items():
             prediction = self.model.predict(view.config)
-            if prediction is not None and not view.diverged:
+            if prediction is not None and not view.diverged and key not in unstable:
                 self.predictions[key] = prediction
 
     def predict(self, config: Config) -> Prediction | None:

@@ -87,6 +87,9 @@ def test_the_ranking_says_why_an_unbounded_point_lost_to_an_incumbent() -> None:
         def evidence_of(self, key: str) -> list[str]:
             return []
 
+        def unstable(self) -> set[str]:
+            return set()
+
     study = Study({recipe.key(): _prediction(0.099, INF), fork.key(): _prediction(0.08, INF)})
     plan_key = planned(study.predictions, None, {recipe.key()})
     rows = {row.config.key(): row for row in ranking(study, plan_key)}

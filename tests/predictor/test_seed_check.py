@@ -12,7 +12,9 @@ import math
 import optuna
 import pytest
 
+from predictor.planning import plan_of
 from predictor.search import SEED_CHECK_OFFSET, ColdStartSearch
+from predictor.study import Study
 from predictor.types import Budget, Config, ProbeRequest, ProbeResult, config_key_of
 from tests.predictor.test_search import LONG, SPACE, SyntheticCluster, run_search
 
@@ -68,7 +70,8 @@ def test_the_edge_rate_that_diverges_on_a_second_seed_is_dropped_for_the_next() 
     assert search.study.recipe is not None and search.study.recipe.lr == 0.03
     assert search.study.warmup_config is not None and search.study.warmup_config.lr == 0.03
     dropped = checks(asked)[0].config
-    assert dropped in search.study.diverged and dropped.key() in search.study.pruned
+    assert dropped in search.study.diverged and search.study.unstable() == {dropped.key()}
+    assert dropped.key() not in search.study.predictions
     trials = {t.user_attrs["probe_key"]: t for t in search.optuna_study.get_trials()}
     assert trials[checks(asked)[0].key].state is optuna.trial.TrialState.PRUNED
     assert trials[checks(asked)[0].key].user_attrs["prune_reason"] == "diverged on a second seed"
@@ -87,3 +90,20 @@ def test_a_rate_below_the_edge_is_not_checked() -> None:
 def test_a_check_the_budget_cannot_pay_for_is_skipped(max_probes: int) -> None:
     search = run_search(Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=max_probes))
     assert len(search.study.probes) <= max_probes and not search.study.seed_checks
+
+
+def test_a_config_that_diverged_on_a_second_seed_is_never_planned_whatever_its_own_curve() -> None:
+    """As on Ray: no fork (the warm-up reached the target), so the plan is chosen among the probes
+    from scratch, where the faster rate's seed-0 curve still looks best."""
+    study, cluster = Study(SPACE, LONG, 0.03), SyntheticCluster()
+    fast, slow = (Config("sync", 1, 2, batch_size=64, lr=lr, momentum=0.5) for lr in (0.3, 0.03))
+    study.baseline = fast  # kept unless a challenger wins by the margin
+    for config in (fast, slow):
+        study.record(cluster.run(ProbeRequest(config, 10.0, 40), 0.03))
+    assert plan_of(study, "s").config == fast
+    check = ProbeRequest(fast, 10.0, 40, seed_offset=SEED_CHECK_OFFSET)
+    study.record_seed_check(SeedSensitiveCluster(unstable=0.3).run(check, 0.03))
+    plan = plan_of(study, "s")
+    assert plan.config == slow and check.key not in plan.evidence
+    row = next(r for r in plan.ranking if r["config_key"] == fast.key())
+    assert (row["status"], row["reason"]) == ("diverged", "its loss diverged on a second seed")
