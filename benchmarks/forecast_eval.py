@@ -54,7 +54,7 @@ from train_eval import train  # noqa: E402
 ETA_SHARES = (0.25, 0.5, 0.75)  # shares of the run at which ttc train's ETA is scored
 
 
-def _score(predicted: dict[str, Any], truth: float | None) -> dict[str, Any]:
+def score_run(predicted: dict[str, Any], truth: float | None) -> dict[str, Any]:
     """One truth run against the plan's forecast (``truth`` None: it never reached)."""
     p10, p50, p90 = predicted["ttc_p10"], predicted["ttc_p50"], predicted["ttc_p90"]
     top = math.inf if p90 is None else p90
@@ -129,13 +129,13 @@ def evaluate(name: str, kind: str, seeds: list[int], jobs: int, cache: Path | No
         truth.close()
     public = plan.to_dict()
     predicted = public["predicted"]
-    scores = [{"seed": seed, **_score(predicted, run["reached_seconds"])}
+    scores = [{"seed": seed, **score_run(predicted, run["reached_seconds"])}
               for seed, run in zip(seeds, runs, strict=True)]
     prior = None
     if prior_seed is not None:
         informed = with_prior(search, plan, spec, prior_seed)
         prior = {"predicted": informed, "width": _width(informed),
-                 "scores": [{"seed": seed, **_score(informed, run["reached_seconds"])}
+                 "scores": [{"seed": seed, **score_run(informed, run["reached_seconds"])}
                             for seed, run in zip(seeds, runs, strict=True)]}
     return {
         "scenario": name, "kind": kind, "held_out": held_out(name), "target": target_value(spec),
@@ -155,7 +155,7 @@ def _regrets(results: list[dict[str, Any]]) -> dict[str, Any]:
     """Median and worst regret over the long scenarios whose truth runs all reached."""
     values = [r["regret"]["regret"] for r in results
               if r["kind"] == "long" and r.get("regret") and r["regret"]["regret"] is not None]
-    return {"long_median": _median(values), "long_worst": max(values, default=None), "scenarios": len(values)}
+    return {"long_median": median(values), "long_worst": max(values, default=None), "scenarios": len(values)}
 
 
 def _width(predicted: dict[str, Any]) -> float | None:
@@ -175,8 +175,8 @@ def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Coverage, median error and median width of forecasts (each with its ``scores`` and ``width``)."""
     scores = [s for r in rows for s in r["scores"]]
     return {"coverage": sum(s["covered"] for s in scores) / len(scores) if scores else None,
-            "median_error": _median([s["error"] for s in scores]),
-            "median_width": _median([r["width"] for r in rows])}
+            "median_error": median([s["error"] for s in scores]),
+            "median_width": median([r["width"] for r in rows])}
 
 
 def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
@@ -198,12 +198,12 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
         "bounds_held": f"{sum(bounds)}/{len(bounds)}",
         "prior": _prior_summary(results),
         "regret": _regrets(results),
-        "eta_median_error": {f"{share:.0%}": _median([e["error"] for r in results for e in r["eta"]
+        "eta_median_error": {f"{share:.0%}": median([e["error"] for r in results for e in r["eta"]
                                                       if e["share"] == share]) for share in ETA_SHARES},
     }
 
 
-def _median(values: list[float | None]) -> float | None:
+def median(values: list[float | None]) -> float | None:
     known = [v for v in values if v is not None]
     return statistics.median(known) if known else None
 
