@@ -88,7 +88,7 @@ class ServiceProcess:
             self.process = subprocess.Popen(
                 [sys.executable, "-c", "from service.cli.main import main; main()", "serve",
                  "--port", str(self.port), *self.args],
-                env=self.env, stdout=sink, stderr=subprocess.STDOUT,
+                env=self.env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True,
             )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -103,9 +103,12 @@ class ServiceProcess:
         raise TimeoutError(f"service not healthy within {timeout}s; see {self.log}")
 
     def kill(self) -> None:
-        """SIGKILL: no shutdown hook runs, leases stay until they expire."""
+        """SIGKILL to every process of ``ttc serve`` at once, as when its host dies: no shutdown hook
+        runs, leases stay until they expire. Killing the API process alone left the orchestrator to
+        notice within a second and stop gracefully, committing a segment after the test had read
+        what was committed (a CI failure of the training-restart test on PostgreSQL)."""
         assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
+        os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait(10)
 
     def stop(self) -> None:

@@ -74,3 +74,29 @@ def test_a_lease_taken_by_another_stops_the_study(
     monkeypatch.setattr(scheduler, "_snapshot", lambda: {study_id: stop})
     scheduler._heartbeat()
     assert stop.is_set() and "lost the lease" in caplog.text
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie left for a reaper that may never come (PID 1 of a container)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+@pytest.mark.slow
+def test_the_orchestrator_follows_a_killed_serve_process_down(tmp_path: Path, ray_address: str) -> None:
+    """SIGKILL to ``ttc serve`` alone (no hook runs in it): its orchestrator sees its parent gone
+    and stops, rather than running studies no API serves."""
+    url = f"sqlite:///{tmp_path / 'ttc.db'}"
+    service = ServiceProcess(url, ray_address, tmp_path / "service.log").start()
+    try:
+        orchestrators = [pid for pid in _children(service.process.pid)
+                         if b"orchestrator_process" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        assert len(orchestrators) == 1
+        service.process.kill()  # the serve process only, not its group
+        service.process.wait(10)
+        wait_for(lambda: not _alive(orchestrators[0]), timeout=30, interval=0.2, what="the orchestrator gone")
+    finally:
+        service.stop()
