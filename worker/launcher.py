@@ -1,7 +1,10 @@
-"""Probes leave the service only as Ray tasks, so one machine and a real cluster run one code path.
+"""Probes leave the service only through Ray, so one machine and a real cluster run one code path.
 
 ``start()`` connects to Ray (:func:`worker.ray_backend.connect.ensure_ray`, the one place that
-does). Each probe is a task asking for one CPU, so probes run in parallel up to the CPUs Ray has.
+does). A simulated probe is a task asking for one CPU, so probes run in parallel up to the CPUs
+Ray has. A ``backend: ray`` probe runs in the launcher's probe host
+(:mod:`worker.ray_backend.probe_host`), which keeps device actors started between probes of one
+allocation; ``close()`` releases them.
 """
 
 from __future__ import annotations
@@ -17,11 +20,15 @@ import ray
 from predictor.types import ProbeRequest, ProbeResult
 from worker.errors import describe_error
 from worker.lineage import State
+from worker.ray_backend.config import RayBackendConfig
 from worker.ray_backend.connect import ensure_ray
 from worker.ray_backend.feasibility import check_feasible
+from worker.ray_backend.probe_host import remove_placement_groups, start_host
 from worker.spec import Spec
 
 log = logging.getLogger(__name__)
+
+CLOSE_SECONDS = 30.0  # for the probe host to shut its idle groups down before it is killed
 
 
 @ray.remote(num_cpus=1, max_retries=1, num_returns=2)
@@ -56,11 +63,51 @@ class ProbeLauncher:
         self.state_source = state_source
         self.states: dict[str, ray.ObjectRef] = {}  # probe key → its end state
         self._pending: dict[ray.ObjectRef, tuple[ProbeRequest, ray.ObjectRef]] = {}
+        self._host: Any = None  # the probe host of ``backend: ray`` probes, started with the first
+        self._host_prefix = ""
 
     def start(self) -> None:
         ensure_ray(self.address)
         if self.spec.cluster.backend == "ray":
             check_feasible(self.spec)
+
+    def close(self) -> None:
+        """Release what the launcher holds on the cluster (the probe host and its idle device
+        actors); a later ``run`` starts afresh."""
+        if self._host is None:
+            return
+        try:
+            ray.get(self._host.close.remote(), timeout=CLOSE_SECONDS)  # leave process groups cleanly
+        except (ray.exceptions.RayError, TimeoutError) as exc:
+            log.info("the probe host did not close within %ss (%s); killing it", CLOSE_SECONDS, exc)
+        self._kill_host()
+
+    def groups_reused(self) -> int:
+        """How many ``backend: ray`` probes ran on device actors an earlier probe had started."""
+        return 0 if self._host is None else ray.get(self._host.reused.remote())
+
+    def __enter__(self) -> ProbeLauncher:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _submit(self, spec: dict[str, Any], request: ProbeRequest, parent: ray.ObjectRef | None
+                ) -> tuple[ray.ObjectRef, ray.ObjectRef]:
+        if self.spec.cluster.backend != "ray" or not RayBackendConfig.from_env().reuse_actors:
+            return _probe_task.remote(spec, request.to_dict(), parent)
+        if self._host is None:
+            self._host, self._host_prefix = start_host(self.spec)
+        return self._host.probe.remote(spec, request.to_dict(), parent)
+
+    def _kill_host(self) -> None:
+        """Kill the probe host (its device actors die with it) and remove its placement groups,
+        which would otherwise hold their CPUs until the job ends."""
+        ray.kill(self._host, no_restart=True)
+        removed = remove_placement_groups(self._host_prefix)
+        log.debug("killed probe host %s; removed %d placement group(s)", self._host_prefix, removed)
+        self._host = None
 
     def state(self, key: str) -> State:
         """The end state of probe ``key`` (fetched from the object store)."""
@@ -95,7 +142,7 @@ class ProbeLauncher:
             except KeyError as exc:
                 lost.append(request.failed(str(exc.args[0])))
                 continue
-            result_ref, state_ref = _probe_task.remote(spec, request.to_dict(), parent)
+            result_ref, state_ref = self._submit(spec, request, parent)
             self._pending[result_ref] = (request, state_ref)
         yield from lost
         timeout = None if stop is None else self.STOP_POLL_SECONDS
@@ -121,16 +168,19 @@ class ProbeLauncher:
             yield result
 
     def cancel(self) -> None:
-        """Stop every probe still running: its task is force-cancelled (the worker process exits,
+        """Stop every probe still running. A task is force-cancelled (the worker process exits,
         taking the device actors it created with it: Ray's owner fate-sharing) along with any
-        task it started. A task whose result has already arrived is left alone: a force-cancel
-        racing a completion is what aborts Ray 2.60's driver (``run``), so the window is kept to
-        tasks still running."""
+        task it started; a probe host still running one is killed (``_kill_host``). A task
+        whose result has already arrived is left alone: a force-cancel racing a completion is
+        what aborts Ray 2.60's driver (``run``), so the window is kept to tasks still running."""
         refs = list(self._pending)
         _, running = ray.wait(refs, num_returns=len(refs), timeout=0) if refs else ([], [])
         for ref in running:
             log.info("cancelling probe %s", self._pending[ref][0].key)
-            ray.cancel(ref, force=True, recursive=True)
+            if self._host is None:
+                ray.cancel(ref, force=True, recursive=True)
+        if running and self._host is not None:
+            self._kill_host()
         self._pending = {}
 
 

@@ -17,7 +17,7 @@ the start of its lineage; its ``iterations`` and ``seconds`` are its own cost.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from predictor.lineages import merge
 from predictor.types import Config, Phase, ProbeRequest, ProbeResult
@@ -26,6 +26,9 @@ from worker.probe import on_backend, target_value, workload_for
 from worker.spec import MAX_SEED, Spec
 from worker.training import train
 from worker.training_run import TrainingRun
+
+if TYPE_CHECKING:
+    from worker.ray_backend.group_pool import GroupPool
 
 State = dict[str, Any]
 
@@ -49,9 +52,10 @@ def _start(run: TrainingRun, request: ProbeRequest, parent: State | None) -> Non
         run.restore(parent["checkpoint"])
 
 
-def run_segment(spec: Spec, request: ProbeRequest, parent: State | None) -> tuple[ProbeResult, State]:
+def run_segment(spec: Spec, request: ProbeRequest, parent: State | None,
+                pool: GroupPool | None = None) -> tuple[ProbeResult, State]:
     """Train one segment on the spec's backend (on its seed plus the request's offset); its result
-    and the state it ends in."""
+    and the state it ends in. ``pool``: the Ray backend's started groups it may run on."""
     if (parent is None) != (request.parent is None):
         raise ValueError(f"probe {request.key}: parent state {'missing' if parent is None else 'unexpected'}")
     if request.seed_offset:
@@ -71,7 +75,7 @@ def run_segment(spec: Spec, request: ProbeRequest, parent: State | None) -> tupl
         return result, state
 
     limit = (int(parent["end_iteration"]) if parent else 0) + request.max_iterations
-    return on_backend(spec, request.config, limit, train_run, origin_seconds=base_seconds)
+    return on_backend(spec, request.config, limit, train_run, origin_seconds=base_seconds, pool=pool)
 
 
 def _in_lineage(result: ProbeResult, request: ProbeRequest, base_iteration: int, base_seconds: float,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from predictor.types import Config, ProbeResult
 from worker.convergence import Evaluator
@@ -12,6 +12,9 @@ from worker.spec import Spec
 from worker.training import train
 from worker.training_run import TrainingRun
 from worker.workloads import Workload, load_workload
+
+if TYPE_CHECKING:
+    from worker.ray_backend.group_pool import GroupPool
 
 T = TypeVar("T")
 
@@ -26,14 +29,15 @@ def target_value(spec: Spec) -> float:
 
 
 def on_backend(spec: Spec, config: Config, max_iterations: int, train_run: Callable[[TrainingRun], T],
-               origin_seconds: float = 0.0) -> T:
-    """``train_run`` on ``config``'s training run on the spec's backend (simulated, or Ray actors).
-    ``origin_seconds``: the lineage's seconds at the run's zero, which times a simulated cluster's
-    faults (``cluster.throttle``) on the run's clock; a real cluster keeps its own time."""
+               origin_seconds: float = 0.0, pool: GroupPool | None = None) -> T:
+    """``train_run`` on ``config``'s training run on the spec's backend (simulated, or Ray actors,
+    from ``pool`` where given). ``origin_seconds``: the lineage's seconds at the run's zero, which
+    times a simulated cluster's faults (``cluster.throttle``) on the run's clock; a real cluster
+    keeps its own time."""
     if spec.cluster.backend == "ray":
         from worker.ray_backend import run_on_ray  # Ray and its actors only when asked for
 
-        return run_on_ray(spec, config, max_iterations, train_run)
+        return run_on_ray(spec, config, max_iterations, train_run, pool=pool)
     if spec.cluster.backend != "simulated":
         raise ValueError(f"cluster.backend={spec.cluster.backend!r} is not available in this build")
     return train_run(simulated_run(spec, config, origin_seconds))

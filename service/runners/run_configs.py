@@ -133,21 +133,21 @@ def execute_configs(
         check_fits(spec, target.config)
         if target.warmup is not None:
             check_fits(spec, target.warmup.config)
-    launcher = ProbeLauncher(spec, ray_address)
-    launcher.start()
     first: dict[str, ProbeRequest] = {}  # by target label
     for target in targets:
         phase = target.warmup or Phase(target.config, max_iterations)
         first[target.label] = ProbeRequest(phase.config, max_seconds, phase.iterations)
-    results = {r.probe_key: r for r in launcher.run(list({q.key: q for q in first.values()}.values()))}
-    forks: dict[str, ProbeRequest] = {}
-    for target in targets:
-        warm = results[first[target.label].key]
-        if target.warmup is not None and warm.reached_iteration is None and not (warm.diverged or warm.error):
-            forks[target.label] = ProbeRequest(
-                target.config, max(max_seconds - warm.end_seconds, 0.0),
-                max(max_iterations - warm.end_iteration, 0), warm.probe_key, warm.end_iteration)
-    results |= {r.probe_key: r for r in launcher.run(list({q.key: q for q in forks.values()}.values()))}
+    with ProbeLauncher(spec, ray_address) as launcher:
+        results = {r.probe_key: r for r in launcher.run(list({q.key: q for q in first.values()}.values()))}
+        forks: dict[str, ProbeRequest] = {}
+        for target in targets:
+            warm = results[first[target.label].key]
+            ended = warm.reached_iteration is not None or warm.diverged or warm.error
+            if target.warmup is not None and not ended:
+                forks[target.label] = ProbeRequest(
+                    target.config, max(max_seconds - warm.end_seconds, 0.0),
+                    max(max_iterations - warm.end_iteration, 0), warm.probe_key, warm.end_iteration)
+        results |= {r.probe_key: r for r in launcher.run(list({q.key: q for q in forks.values()}.values()))}
     out = []
     for target in targets:
         segments = [results[first[target.label].key]]
@@ -170,12 +170,12 @@ def predict_config(spec: Spec, configs: list[Config], ray_address: str | None) -
     far the probe supports it (predictor.one_probe: no number where it supports none)."""
     for config in configs:
         check_fits(spec, config)
-    launcher = ProbeLauncher(spec, ray_address)
-    launcher.start()
     target = target_value(spec)
     predictions = {}
     requests = [ProbeRequest(c, spec.budget.probe_seconds, spec.budget.probe_max_iterations) for c in configs]
-    for result in launcher.run(requests):
+    with ProbeLauncher(spec, ray_address) as launcher:
+        results = list(launcher.run(requests))
+    for result in results:
         prediction, confidence = predict_from_probe(result, target)
         predictions[result.config.key()] = {
             "config": result.config.to_dict(),

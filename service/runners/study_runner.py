@@ -113,13 +113,16 @@ class StudyRunner:
         Raises TargetUnreachable when no probe reaches the target, StudyCancelled when cancelled
         or ``stop`` is set (the study then stays resumable unless it was cancelled).
         """
-        return self.run_search(study_id, stop)[1]
+        _, plan, launcher = self.run_search(study_id, stop)
+        launcher.close()
+        return plan
 
     def run_search(
         self, study_id: str, stop: threading.Event | None = None
     ) -> tuple[ColdStartSearch, Plan, ProbeLauncher]:
         """``run``, also giving the finished search and the launcher (which still holds the probes'
-        states in Ray's object store): what ``ttc train`` continues from."""
+        states in Ray's object store, and their device actors): what ``ttc train`` continues
+        from, and closes."""
         stop = stop or threading.Event()
         with self.db.transaction() as session:
             study = study_store.get_study(session, study_id=study_id)
@@ -146,6 +149,17 @@ class StudyRunner:
             priors=priors,
         )
         launcher = ProbeLauncher(spec, self.ray_address, state_source=DatabaseStates(self.db, study_id))
+        try:
+            return self._search(study_id, spec, search, launcher, replay, stop)
+        except BaseException:
+            launcher.close()
+            raise
+
+    def _search(
+        self, study_id: str, spec: Spec, search: ColdStartSearch, launcher: ProbeLauncher,
+        replay: dict[str, ProbeResult], stop: threading.Event,
+    ) -> tuple[ColdStartSearch, Plan, ProbeLauncher]:
+        """The probes to the plan, and its record: ``run_search`` once the study is set up."""
         launcher.start()
         started = time.monotonic()
         budget = spec.budget

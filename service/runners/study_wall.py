@@ -1,7 +1,8 @@
 """Where a study's wall time went: Ray's start-up, the device actors' start, training, evaluations.
 
-On a real cluster a study costs more wall time than its probes' training steps: every probe
-starts its own device actors, evaluates its model, and pays Ray's round trip per chunk of steps.
+On a real cluster a study costs more wall time than its probes' training steps: a probe starts
+its device actors (or installs its strategy on those an earlier probe started: ``probe_host``),
+evaluates its model, and pays Ray's round trip per chunk of steps.
 A platform team sizing a study on a large cluster needs that split before it points ttc there.
 Probes are taken to run one after another (a Ray backend's probes hold the devices they use);
 what the probes' own records do not account for is scheduling and the search.

@@ -95,15 +95,33 @@ class TrainingRunner:
         if cancelled:
             self._cancel(study_id)
         search, launcher, predicted = self._study(study_id, spec, study_state, stop)
+        tuned_now = launcher is not None  # else the study was done before: its search is rebuilt
+        launcher = launcher or ProbeLauncher(spec, self.ray_address,
+                                             state_source=DatabaseStates(self.db, study_id))
+        try:
+            return self._train(study_id, search, launcher, tuned_now, predicted, replay, max_iterations,
+                               max_overhead, stop)
+        finally:
+            launcher.close()
+
+    def _train(
+        self, study_id: str, search: ColdStartSearch, launcher: ProbeLauncher, started: bool,
+        predicted: float | None, replay: dict[str, ProbeResult], max_iterations: int,
+        max_overhead: float | None, stop: threading.Event,
+    ) -> TrainingResult:
+        """The run from the study's plan to its end (``run`` once the study is done). ``started``:
+        the launcher tuned the study; a fresh one connects with the first segment to run."""
         planner = TrainingPlanner(search.study, max_iterations=max_iterations)
-        if launcher is None and not replay and planner.run and not planner.done:
+        if not started and not replay and planner.run and not planner.done:
             self._check_start_state(study_id, planner.run[-1].probe_key)
         if max_overhead is not None:
             planner.budget = dataclasses.replace(planner.budget, max_overhead=max_overhead)
         while requests := planner.ask():
             fresh = tell_replayed(requests, _with_longer_committed(requests, replay), planner.tell)
             if fresh:
-                launcher = launcher or self._launcher(spec, study_id)
+                if not started:
+                    launcher.start()
+                    started = True
                 self._segments(study_id, planner, launcher, fresh, requests, predicted, stop)
             if stop.is_set():
                 if self._cancel_requested(study_id):  # the scheduler sets ``stop`` for a cancel too
@@ -192,11 +210,6 @@ class TrainingRunner:
         with self.db.read() as session:
             study = study_store.get_study(session, study_id=study_id)
             return study.state if study else None
-
-    def _launcher(self, spec: Spec, study_id: str) -> ProbeLauncher:
-        launcher = ProbeLauncher(spec, self.ray_address, state_source=DatabaseStates(self.db, study_id))
-        launcher.start()
-        return launcher
 
     # -- the run -----------------------------------------------------------------------------------------
     def _segments(

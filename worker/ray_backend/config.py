@@ -14,7 +14,8 @@ CPUS_ENV = "TTC_RAY_CPUS_PER_WORKER"
 GPUS_ENV = "TTC_RAY_USE_GPU"
 TIMEOUT_ENV = "TTC_RAY_COLLECTIVE_TIMEOUT_S"
 START_TIMEOUT_ENV = "TTC_RAY_START_TIMEOUT_S"
-SETTINGS_ENV = (CPUS_ENV, GPUS_ENV, TIMEOUT_ENV, START_TIMEOUT_ENV)  # travel with every probe task
+REUSE_ENV = "TTC_RAY_REUSE_ACTORS"
+SETTINGS_ENV = (CPUS_ENV, GPUS_ENV, TIMEOUT_ENV, START_TIMEOUT_ENV, REUSE_ENV)  # travel with every probe
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,9 @@ class RayBackendConfig:
     it with ``TTC_RAY_START_TIMEOUT_S`` (a cluster that can never hold the spec is refused before
     any probe instead, see ``feasibility``).
     ``shutdown_grace_s`` is how long actors get to leave their process groups before ``ray.kill``.
+    ``reuse_actors``: a study's probes of one allocation run on the device actors an earlier probe
+    started (``probe_host``); ``TTC_RAY_REUSE_ACTORS=0`` gives every probe fresh processes, for
+    user code that leaves state behind in its process.
     """
 
     cpus_per_worker: float = 1.0
@@ -37,6 +41,7 @@ class RayBackendConfig:
     start_timeout_s: float = 300.0
     shutdown_grace_s: float = 5.0
     retries: int = 1
+    reuse_actors: bool = True
 
     def __post_init__(self) -> None:
         errors = []
@@ -56,18 +61,23 @@ class RayBackendConfig:
     @classmethod
     def from_env(cls) -> RayBackendConfig:
         """Read overrides from ``TTC_RAY_*`` settings (used by probes launched as Ray tasks)."""
-        gpu = os.environ.get(GPUS_ENV)
+        gpu, reuse = os.environ.get(GPUS_ENV), os.environ.get(REUSE_ENV)
         return cls(
             cpus_per_worker=_number(CPUS_ENV, cls.cpus_per_worker),
-            use_gpu=None if gpu is None else gpu.strip().lower() in ("1", "true", "yes"),
+            use_gpu=None if gpu is None else _yes(gpu),
             collective_timeout_s=_number(TIMEOUT_ENV, cls.collective_timeout_s),
             start_timeout_s=_number(START_TIMEOUT_ENV, cls.start_timeout_s),
+            reuse_actors=cls.reuse_actors if reuse is None else _yes(reuse),
         )
 
     @property
     def threads_per_worker(self) -> int:
         """torch threads of one CPU actor: its whole-CPU share, never fewer than one."""
         return max(1, int(self.cpus_per_worker))
+
+
+def _yes(raw: str) -> bool:
+    return raw.strip().lower() in ("1", "true", "yes")
 
 
 def _number(name: str, default: float) -> float:

@@ -53,9 +53,10 @@ def node_bundles(layout: RankLayout, cpus: float, gpus: float) -> list[dict[str,
     return [dict(bundle) for _ in range(layout.nodes)]
 
 
-def reserve(layout: RankLayout, cpus: float, gpus: float, timeout_s: float) -> PlacementGroup:
-    """Reserve the nodes' bundles; raise with the request when the cluster cannot hold them."""
-    group = placement_group(node_bundles(layout, cpus, gpus), strategy="SPREAD")
+def reserve(layout: RankLayout, cpus: float, gpus: float, timeout_s: float, name: str = "") -> PlacementGroup:
+    """Reserve the nodes' bundles; raise with the request when the cluster cannot hold them.
+    ``name`` lets whoever outlives the creator find and remove it (see ``probe_host``)."""
+    group = placement_group(node_bundles(layout, cpus, gpus), strategy="SPREAD", name=name)
     ready, _ = ray.wait([group.ready()], timeout=timeout_s)
     if not ready:
         remove_placement_group(group)

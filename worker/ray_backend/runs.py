@@ -14,8 +14,8 @@ Two shapes, by where the strategy's global model lives (``Strategy.uses_paramete
 - :class:`ServerRun` — the strategy runs here, in the driver, as Omnivore's parameter server; its
   groups are the device actors (``async_groups``).
 
-Pure constructors; ``start()`` creates (or, given a started :class:`WorkerGroup`, reuses) the
-actors; ``shutdown()`` releases what ``start()`` took, also after a failure.
+Pure constructors; ``start()`` creates the actors (or, given a started :class:`WorkerGroup`,
+reuses them: ``group_pool``); ``shutdown()`` releases what ``start()`` took, also after a failure.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ class RayRun(TrainingRun):
     def start(self) -> None:
         """Create the actors (unless reusing a started group) and install the strategy."""
         started = time.perf_counter()
-        if self._owns_workers:
+        if not self.workers.started:
             self.workers.start()
         self._install()
         self.launch_seconds = time.perf_counter() - started

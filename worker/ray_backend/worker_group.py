@@ -29,10 +29,11 @@ ACTOR_PREFIX = "ttc-device"
 class WorkerGroup:
     """``layout.world_size`` device actors, rank r on node r // devices_per_node."""
 
-    def __init__(self, layout: RankLayout, config: RayBackendConfig | None = None) -> None:
+    def __init__(self, layout: RankLayout, config: RayBackendConfig | None = None,
+                 prefix: str = ACTOR_PREFIX) -> None:
         self.layout = layout
         self.config = config or RayBackendConfig()
-        self.name = f"{ACTOR_PREFIX}-{uuid.uuid4().hex[:8]}"
+        self.name = f"{prefix}-{uuid.uuid4().hex[:8]}"  # of its actors and its placement group
         self.actors: list[Any] = []
         self.backend = ""
         self._placement: PlacementGroup | None = None
@@ -54,7 +55,7 @@ class WorkerGroup:
             raise RuntimeError(f"worker group {self.name} is already started")
         cpus, gpus = self.config.cpus_per_worker, self.gpus_per_worker()
         timeout = self.config.collective_timeout_s
-        self._placement = reserve(self.layout, cpus, gpus, self.config.start_timeout_s)
+        self._placement = reserve(self.layout, cpus, gpus, self.config.start_timeout_s, self.name)
         try:
             remote = ray.remote(DeviceWorker)
             self.actors = [
