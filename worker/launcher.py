@@ -98,7 +98,7 @@ class ProbeLauncher:
         if self.spec.cluster.backend != "ray" or not RayBackendConfig.from_env().reuse_actors:
             return _probe_task.remote(spec, request.to_dict(), parent)
         if self._host is None:
-            self._host, self._host_prefix = start_host(self.spec)
+            self._host, self._host_prefix = start_host()
         return self._host.probe.remote(spec, request.to_dict(), parent)
 
     def _kill_host(self) -> None:

@@ -96,11 +96,9 @@ def check_feasible(spec: Spec, config: RayBackendConfig | None = None) -> None:
         raise InfeasibleCluster(f"the Ray cluster cannot hold this spec: {missing}")
 
 
-def copies_that_fit(spec: Spec, config: RayBackendConfig | None = None) -> int:
-    """How many groups of ``spec.cluster`` the Ray cluster holds at once (at least 1): what a
-    study may run side by side without its probes waiting for each other's resources."""
+def copies_that_fit(layout: RankLayout, config: RayBackendConfig | None = None) -> int:
+    """How many groups of ``layout`` the Ray cluster holds at once (at least 1)."""
     config = config or RayBackendConfig.from_env()
-    layout = RankLayout(spec.cluster.nodes, spec.cluster.devices_per_node)
     nodes = alive_nodes()
     gpus = gpus_per_worker(config, nodes, layout.world_size)
     bundle = node_bundles(layout, config.cpus_per_worker, gpus)[0]

@@ -7,9 +7,11 @@ time on Ray (``docs/results/real_timings.md``). A probe's run leaves nothing beh
 but the process groups (``runs.uninstall``), so the next probe of the same layout and actor
 settings can run on them.
 
-When nothing may reuse a group it goes: after a failure (the retry gets fresh actors), when
-another layout needs the resources, and after ``idle_seconds`` unused (another study may be
-waiting for the CPUs).
+Probes run side by side where the cluster has room. A probe whose group is busy elsewhere and
+for which the cluster has no room right now waits for that group (handed over when its probe
+ends) instead of for a second copy. When nothing may reuse a group it goes: after a failure (the
+retry gets fresh actors), when another allocation needs the resources (an idle group is never
+kept while a probe waits to place a new one), and after ``idle_seconds`` unused.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import Counter
 
 from worker.ray_backend.config import RayBackendConfig
 from worker.ray_backend.placement import RankLayout
@@ -25,50 +28,77 @@ from worker.ray_backend.worker_group import WorkerGroup
 log = logging.getLogger(__name__)
 
 IDLE_SECONDS = 60.0  # a study's next probe usually follows within seconds (a fit, an Optuna ask)
+ROOM_SECONDS = 2.0  # how long a placement may take to count as room "right now"
+Key = tuple[RankLayout, RayBackendConfig]
 
 
 class GroupPool:
-    """Idle started groups, handed out by (layout, actor settings); thread-safe.
-
-    Its caller runs at most as many probes at once as copies of the spec's cluster fit in the Ray
-    cluster (``feasibility.copies_that_fit``), and a group is only started after every idle one is
-    shut down, so idle groups never hold resources a new group of this pool is waiting for.
-    """
+    """Groups handed out by (layout, actor settings), kept while idle; thread-safe."""
 
     def __init__(self, prefix: str, idle_seconds: float = IDLE_SECONDS) -> None:
         self.prefix = prefix  # of every group's name: what a caller removes after killing the pool's owner
         self.idle_seconds = idle_seconds
         self.reused = 0
         self._idle: list[tuple[WorkerGroup, float]] = []  # group, idle since (monotonic)
-        self._lock = threading.Lock()
+        self._busy: Counter[Key] = Counter()
+        self._waiting: Counter[Key] = Counter()  # probes waiting for a busy group of their key
+        self._placing = 0  # probes placing a new group
+        self._changed = threading.Condition()
 
     def acquire(self, layout: RankLayout, config: RayBackendConfig, fresh: bool = False) -> WorkerGroup:
-        """An idle started group of ``layout`` and ``config`` (unless ``fresh``), or a new unstarted
-        one once every idle group is shut down (its start is the run's, timed as its launch)."""
-        with self._lock:
-            if not fresh:
-                for index, (group, _) in enumerate(self._idle):
-                    if group.layout == layout and group.config == config:
-                        del self._idle[index]
-                        self.reused += 1
-                        return group
-            stale, self._idle = [group for group, _ in self._idle], []
-        for group in stale:
-            group.shutdown()
-        return WorkerGroup(layout, config, prefix=self.prefix)
+        """An idle started group of ``layout`` and ``config`` (unless ``fresh``), or, once every idle
+        group is shut down, a new one placed on the cluster (its actors' start is the run's, timed
+        as its launch). Raises TimeoutError when no room is found within the start timeout."""
+        key = (layout, config)
+        while True:
+            with self._changed:
+                if not fresh and (group := self._take_idle(key)) is not None:
+                    self.reused += 1
+                    self._busy[key] += 1
+                    return group
+                stale, self._idle = [group for group, _ in self._idle], []
+                busy_elsewhere = self._busy[key] > 0 and not fresh
+                self._waiting[key] += busy_elsewhere  # its release is kept for this probe
+                self._placing += 1
+            try:
+                for group in stale:
+                    group.shutdown()
+                group = WorkerGroup(layout, config, prefix=self.prefix)
+                try:
+                    group.place(ROOM_SECONDS if busy_elsewhere else None)
+                except TimeoutError:
+                    if not busy_elsewhere:
+                        raise
+                else:
+                    with self._changed:
+                        self._busy[key] += 1
+                    return group
+            finally:
+                with self._changed:
+                    self._placing -= 1
+                    self._waiting[key] -= busy_elsewhere
+                    self._changed.notify_all()
+            self._await_handover(key)
 
     def release(self, group: WorkerGroup, reusable: bool) -> None:
-        """Keep ``group`` for the next probe, or shut it down (a failed run's actors are suspect)."""
-        if reusable and group.started:
-            with self._lock:
+        """Keep ``group`` for the next probe, or shut it down: a failed run's actors are suspect,
+        and an idle group must not hold what a probe placing a new one waits for."""
+        key = (group.layout, group.config)
+        with self._changed:
+            self._busy[key] -= 1
+            keep = reusable and group.started and (self._placing == 0 or self._waiting[key] > 0)
+            if keep:
                 self._idle.append((group, time.monotonic()))
-        else:
+                self._changed.notify_all()
+        if not keep:
             group.shutdown()
+            with self._changed:
+                self._changed.notify_all()
 
     def reap(self) -> None:
         """Shut down the groups idle longer than ``idle_seconds``."""
         now = time.monotonic()
-        with self._lock:
+        with self._changed:
             old = [group for group, since in self._idle if now - since > self.idle_seconds]
             self._idle = [(group, since) for group, since in self._idle if now - since <= self.idle_seconds]
         for group in old:
@@ -77,7 +107,24 @@ class GroupPool:
 
     def close(self) -> None:
         """Shut down every idle group."""
-        with self._lock:
+        with self._changed:
             idle, self._idle = [group for group, _ in self._idle], []
         for group in idle:
             group.shutdown()
+
+    def _take_idle(self, key: Key) -> WorkerGroup | None:
+        for index, (group, _) in enumerate(self._idle):
+            if (group.layout, group.config) == key:
+                del self._idle[index]
+                return group
+        return None
+
+    def _await_handover(self, key: Key) -> None:
+        """Wait until a group of ``key`` is idle, or none is busy (then place one)."""
+        with self._changed:
+            self._waiting[key] += 1
+            try:
+                while self._busy[key] > 0 and not any((g.layout, g.config) == key for g, _ in self._idle):
+                    self._changed.wait()
+            finally:
+                self._waiting[key] -= 1

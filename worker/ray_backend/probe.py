@@ -27,6 +27,7 @@ from worker.ray_backend.connect import ensure_ray
 from worker.ray_backend.group_pool import GroupPool
 from worker.ray_backend.placement import RankLayout
 from worker.ray_backend.runs import RayRun, make_run
+from worker.ray_backend.worker_group import WorkerGroup
 from worker.spec import Spec
 from worker.training_run import TrainingRun
 
@@ -54,10 +55,12 @@ def run_on_ray(
     layout = RankLayout(config.nodes, config.devices_per_node)
     reasons = []
     for attempt in range(1 + backend.retries):
-        workers = pool.acquire(layout, backend, fresh=attempt > 0) if pool else None
-        run = make_run(spec, config, backend, max_iterations, workers)
+        workers: WorkerGroup | None = None
+        run: RayRun | None = None
         done = False
         try:
+            workers = pool.acquire(layout, backend, fresh=attempt > 0) if pool else None
+            run = make_run(spec, config, backend, max_iterations, workers)
             run.start()
             result = train_run(run)
             done = True
@@ -67,10 +70,10 @@ def run_on_ray(
             reasons.append(reason)
             log.warning("probe %s attempt %d failed: %s", config.key(), attempt + 1, reason)
         finally:
-            if workers is None:
+            if pool is not None and workers is not None:
+                pool.release(workers, reusable=done and run is not None and _cleared(run))
+            elif run is not None:
                 run.shutdown()
-            else:
-                pool.release(workers, reusable=done and _cleared(run))
     raise ProbeFailed(f"probe {config.key()} failed on {len(reasons)} attempt(s): " + " | ".join(reasons))
 
 

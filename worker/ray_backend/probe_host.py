@@ -1,9 +1,9 @@
 """One launcher's Ray-backend probes, run in one actor that keeps their worker groups started.
 
 A probe launched as a Ray task starts its own device actors and ends them: a fresh process per
-device per probe. A ``ProbeHost`` runs a launcher's probes (as many at once as copies of the
-spec's cluster fit in the Ray cluster) and keeps each finished probe's group in a
-:class:`~worker.ray_backend.group_pool.GroupPool` for the next probe of that allocation.
+device per probe. A ``ProbeHost`` runs a launcher's probes (at most one per device the Ray
+cluster holds, as many as have room: ``GroupPool``) and keeps each finished probe's group for
+the next probe of that allocation.
 
 It asks for no CPU: like a probe task's driver part, it spends its time waiting on the device
 actors (and the parameter server of ``async_groups`` runs in it, as it ran in the task). The
@@ -28,6 +28,7 @@ from worker.lineage import State, run_segment
 from worker.ray_backend.config import SETTINGS_ENV
 from worker.ray_backend.feasibility import copies_that_fit
 from worker.ray_backend.group_pool import GroupPool
+from worker.ray_backend.placement import RankLayout
 from worker.ray_backend.worker_group import ACTOR_PREFIX
 from worker.spec import Spec
 
@@ -70,12 +71,12 @@ class ProbeHost:
                 log.exception("shutting down an idle worker group failed; its actors die with this host")
 
 
-def start_host(spec: Spec) -> tuple[Any, str]:
-    """A new probe host for ``spec`` and the name prefix of every group it will start."""
+def start_host() -> tuple[Any, str]:
+    """A new probe host and the name prefix of every group it will start."""
     prefix = f"{ACTOR_PREFIX}-{uuid.uuid4().hex[:8]}"
     settings = {name: os.environ[name] for name in SETTINGS_ENV if name in os.environ}  # as read here
     host = ray.remote(ProbeHost).options(
-        name=f"{prefix}-host", num_cpus=0, max_concurrency=copies_that_fit(spec), max_restarts=0,
+        name=f"{prefix}-host", num_cpus=0, max_concurrency=copies_that_fit(RankLayout(1, 1)), max_restarts=0,
         runtime_env={"env_vars": settings},  # merged into the job's (its workload modules stay)
     ).remote(prefix)
     return host, prefix

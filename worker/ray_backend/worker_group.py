@@ -49,14 +49,21 @@ class WorkerGroup:
             use_gpu = ray.cluster_resources().get("GPU", 0) >= self.layout.world_size
         return 1.0 if use_gpu else 0.0
 
+    def place(self, timeout_s: float | None = None) -> None:
+        """Reserve the nodes (``start`` does, unless done before); raise TimeoutError when the
+        cluster has no room for them within ``timeout_s`` (default: the start timeout)."""
+        if self._placement is None:
+            self._placement = reserve(self.layout, self.config.cpus_per_worker, self.gpus_per_worker(),
+                                      timeout_s or self.config.start_timeout_s, self.name)
+
     def start(self) -> None:
         """Reserve nodes, create the actors and join them into process groups."""
         if self.started:
             raise RuntimeError(f"worker group {self.name} is already started")
         cpus, gpus = self.config.cpus_per_worker, self.gpus_per_worker()
         timeout = self.config.collective_timeout_s
-        self._placement = reserve(self.layout, cpus, gpus, self.config.start_timeout_s, self.name)
         try:
+            self.place()
             remote = ray.remote(DeviceWorker)
             self.actors = [
                 remote.options(
