@@ -28,7 +28,7 @@ from worker.spec import Spec
 
 log = logging.getLogger(__name__)
 
-CLOSE_SECONDS = 30.0  # for the probe host to shut its idle groups down before it is killed
+CLOSE_SECONDS = 5.0  # for the probe host to shut its idle groups down; then (or while busy) it is killed
 
 
 @ray.remote(num_cpus=1, max_retries=1, num_returns=2)
