@@ -162,6 +162,8 @@ class ProbeLauncher:
                 _discard(state_ref)
                 reason = describe_error(exc)
                 log.warning("probe %s failed: %s", request.key, reason)
+                if isinstance(exc, ray.exceptions.RayActorError) and self._host is not None:
+                    self._kill_host()  # the probe host died (its node, say): the next probe starts another
                 yield request.failed(reason)
                 continue
             self.states[request.key] = state_ref

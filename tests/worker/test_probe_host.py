@@ -82,17 +82,7 @@ def test_cancel_kills_the_host_and_frees_the_cluster_then_a_new_run_starts_afres
     launcher = ProbeLauncher(spec("ray", target=1e-9))
     launcher.start()
     stop = threading.Event()
-    seen: list[ProbeResult] = []
-
-    def long_probe() -> None:
-        seen.extend(launcher.run([ProbeRequest(SYNC, 600.0, 10**6)], stop))
-
-    runner = threading.Thread(target=long_probe)
-    runner.start()
-    deadline = time.monotonic() + 120
-    while not live_placement_groups() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    time.sleep(1.0)  # training by now
+    runner, seen = _long_probe_training(launcher, stop)
     stop.set()
     runner.join(timeout=30)
     assert not runner.is_alive() and seen == []
@@ -102,7 +92,33 @@ def test_cancel_kills_the_host_and_frees_the_cluster_then_a_new_run_starts_afres
     _nothing_left()
 
 
+def _long_probe_training(launcher: ProbeLauncher, stop: threading.Event | None = None
+                         ) -> tuple[threading.Thread, list[ProbeResult]]:
+    """A probe of ten minutes running in a thread, once its group is placed and training."""
+    seen: list[ProbeResult] = []
+    request = ProbeRequest(SYNC, 600.0, 10**6)
+    runner = threading.Thread(target=lambda: seen.extend(launcher.run([request], stop)))
+    runner.start()
+    deadline = time.monotonic() + 120
+    while not live_placement_groups() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(1.0)
+    return runner, seen
+
+
 @pytest.fixture(autouse=True)
 def _no_leftovers_from_before() -> None:
     """Each test counts placement groups from zero (an earlier module's may be going away)."""
+    _nothing_left()
+
+
+def test_a_probe_host_that_died_is_replaced_by_the_next_run() -> None:
+    with ProbeLauncher(spec("ray", target=1e-9)) as launcher:
+        runner, seen = _long_probe_training(launcher)
+        (host,) = [a for a in ray.util.list_named_actors(all_namespaces=True) if a["name"].endswith("-host")]
+        ray.kill(ray.get_actor(host["name"], namespace=host["namespace"]))  # as when its node is lost
+        runner.join(timeout=60)
+        assert not runner.is_alive() and len(seen) == 1 and seen[0].error
+        _nothing_left()  # its placement group went with it
+        assert _one(launcher, SYNC, iterations=5).error is None  # on a new host
     _nothing_left()
