@@ -64,19 +64,20 @@ class Study:
     # -- evidence --------------------------------------------------------------------------------
     def record(self, result: ProbeResult) -> None:
         """A probe's result joins the evidence, and the model is re-fitted on it."""
-        self.probes.append(result)
         self.lineages.add(result, starts_epoch=self.fork is not None and result.parent == self.fork.key)
-        if result.diverged:
-            self.diverged.append(result.config)
-        self.refit()
+        self._count(result)
 
     def record_seed_check(self, result: ProbeResult) -> None:
         """A rate checked on a second seed (predictor.search): its cost and timings are the study's,
         its curve no lineage's (it shows whether the rate trains, not a config's progress on the
         probes' seed). Diverged there, the config is never planned and its recipe's larger steps are
         not probed."""
-        self.probes.append(result)
         self.seed_checks[result.probe_key] = result
+        self._count(result)
+
+    def _count(self, result: ProbeResult) -> None:
+        """What every probe adds: its cost and timings, a divergence, a refit."""
+        self.probes.append(result)
         if result.diverged:
             self.diverged.append(result.config)
         self.refit()

@@ -19,7 +19,7 @@ import ray
 
 from predictor.types import ProbeRequest, ProbeResult
 from worker.errors import describe_error
-from worker.lineage import State
+from worker.lineage import State, run_wire_segment
 from worker.ray_backend.config import RayBackendConfig
 from worker.ray_backend.connect import ensure_ray
 from worker.ray_backend.feasibility import check_feasible
@@ -35,13 +35,7 @@ CLOSE_SECONDS = 5.0  # for the probe host to shut its idle groups down; then (or
 def _probe_task(
     spec: dict[str, Any], request: dict[str, Any], parent: State | None
 ) -> tuple[dict[str, Any], State]:
-    import torch
-
-    from worker.lineage import run_segment
-
-    torch.set_num_threads(1)
-    result, state = run_segment(Spec.model_validate(spec), ProbeRequest.from_dict(request), parent)
-    return result.to_dict(), state
+    return run_wire_segment(spec, request, parent)
 
 
 class ProbeLauncher:

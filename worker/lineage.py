@@ -78,6 +78,17 @@ def run_segment(spec: Spec, request: ProbeRequest, parent: State | None,
     return on_backend(spec, request.config, limit, train_run, origin_seconds=base_seconds, pool=pool)
 
 
+def run_wire_segment(spec: dict[str, Any], request: dict[str, Any], parent: State | None,
+                     pool: GroupPool | None = None) -> tuple[dict[str, Any], State]:
+    """``run_segment`` as a Ray task or the probe host calls it: the spec and request as JSON,
+    the result back as JSON; one torch thread (the process only drives the training)."""
+    import torch
+
+    torch.set_num_threads(1)
+    result, state = run_segment(Spec.model_validate(spec), ProbeRequest.from_dict(request), parent, pool)
+    return result.to_dict(), state
+
+
 def _in_lineage(result: ProbeResult, request: ProbeRequest, base_iteration: int, base_seconds: float,
                 own_iteration: int, own_clock: float) -> ProbeResult:
     """Re-express a trained segment: curve and reach in lineage terms, cost its own."""

@@ -62,7 +62,7 @@ def gpus_per_worker(config: RayBackendConfig, nodes: list[RayNode], world_size: 
 def shortfall(layout: RankLayout, cpus: float, gpus: float, nodes: list[RayNode]) -> str | None:
     """What the cluster lacks for ``layout`` (None when it fits), in words a user can act on."""
     bundle = node_bundles(layout, cpus, gpus)[0]
-    held = sum(node.bundles_that_fit(bundle) for node in nodes)
+    held = _bundles_held(bundle, nodes)
     if held >= layout.nodes:
         return None
     wants = " + ".join(f"{amount:g} {name}" for name, amount in bundle.items() if amount)
@@ -102,4 +102,9 @@ def copies_that_fit(layout: RankLayout, config: RayBackendConfig | None = None) 
     nodes = alive_nodes()
     gpus = gpus_per_worker(config, nodes, layout.world_size)
     bundle = node_bundles(layout, config.cpus_per_worker, gpus)[0]
-    return max(1, sum(node.bundles_that_fit(bundle) for node in nodes) // layout.nodes)
+    return max(1, _bundles_held(bundle, nodes) // layout.nodes)
+
+
+def _bundles_held(bundle: dict[str, float], nodes: list[RayNode]) -> int:
+    """Node bundles the cluster holds at once (a bundle never straddles machines)."""
+    return sum(node.bundles_that_fit(bundle) for node in nodes)

@@ -83,7 +83,7 @@ class GroupPool:
     def release(self, group: WorkerGroup, reusable: bool) -> None:
         """Keep ``group`` for the next probe, or shut it down: a failed run's actors are suspect,
         and an idle group must not hold what a probe placing a new one waits for."""
-        key = (group.layout, group.config)
+        key = _key(group)
         with self._changed:
             self._busy[key] -= 1
             keep = reusable and group.started and (self._placing == 0 or self._waiting[key] > 0)
@@ -114,7 +114,7 @@ class GroupPool:
 
     def _take_idle(self, key: Key) -> WorkerGroup | None:
         for index, (group, _) in enumerate(self._idle):
-            if (group.layout, group.config) == key:
+            if _key(group) == key:
                 del self._idle[index]
                 return group
         return None
@@ -124,7 +124,11 @@ class GroupPool:
         with self._changed:
             self._waiting[key] += 1
             try:
-                while self._busy[key] > 0 and not any((g.layout, g.config) == key for g, _ in self._idle):
+                while self._busy[key] > 0 and not any(_key(g) == key for g, _ in self._idle):
                     self._changed.wait()
             finally:
                 self._waiting[key] -= 1
+
+
+def _key(group: WorkerGroup) -> Key:
+    return group.layout, group.config

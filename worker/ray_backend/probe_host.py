@@ -23,14 +23,12 @@ from typing import Any
 import ray
 from ray.util.placement_group import PlacementGroup, remove_placement_group
 
-from predictor.types import ProbeRequest
-from worker.lineage import State, run_segment
+from worker.lineage import State, run_wire_segment
 from worker.ray_backend.config import SETTINGS_ENV
 from worker.ray_backend.feasibility import copies_that_fit
 from worker.ray_backend.group_pool import GroupPool
 from worker.ray_backend.placement import RankLayout
 from worker.ray_backend.worker_group import ACTOR_PREFIX
-from worker.spec import Spec
 
 log = logging.getLogger(__name__)
 
@@ -41,9 +39,6 @@ class ProbeHost:
     """Runs probes on pooled worker groups; ``close`` shuts the idle ones down."""
 
     def __init__(self, prefix: str) -> None:
-        import torch
-
-        torch.set_num_threads(1)  # the host only evaluates and, for async_groups, serves
         self.pool = GroupPool(prefix)
         self._closed = threading.Event()
         threading.Thread(target=self._reap, name="idle-group-reaper", daemon=True).start()
@@ -51,9 +46,7 @@ class ProbeHost:
     @ray.method(num_returns=2)
     def probe(self, spec: dict[str, Any], request: dict[str, Any], parent: State | None
               ) -> tuple[dict[str, Any], State]:
-        result, state = run_segment(Spec.model_validate(spec), ProbeRequest.from_dict(request), parent,
-                                    self.pool)
-        return result.to_dict(), state
+        return run_wire_segment(spec, request, parent, self.pool)
 
     def reused(self) -> int:
         """How many probes ran on a group an earlier probe had started."""
