@@ -4,10 +4,11 @@ Per (layout, workload): ttc's study on the Ray backend (probes on seed 0, wall-c
 then the plan run *as planned* (its warm-up included) on truth seeds 1, 2, 3 with the code
 ``ttc run`` uses, on the same Ray. Reported per scenario:
 
-* **HE** — the HE model fitted to the study's probes, predicting seconds/iteration of the configs
-  the probes ran and of configs they never ran (other strategies and batches on the same devices),
-  each against a fresh measurement (a short run of it after the study) and, for the plan, against
-  the truth runs' own s/it;
+* **HE** — the HE model fitted to the study's probes (its timings included), predicting
+  seconds/iteration of the configs the probes ran, of each again refitted without its own probes
+  and without its whole allocation's (out of sample: what the model says of a config, or an
+  allocation, it never saw), and of configs they never ran, each against a fresh measurement (a
+  short run of it after the study) and, for the plan, against the truth runs' own s/it;
 * **forecast** — the plan's p10/p50/p90 TTC against each truth run's TTC (Ray seconds: the
   training steps' wall clock, evaluations not counted, as every backend counts);
 * **overhead** — the study's wall time split into Ray start-up, device actors' start
@@ -149,7 +150,26 @@ def measure(spec: Spec, config: Config) -> float:
     return run_config(spec, config, math.inf, MEASURE_STEPS).steady_seconds_per_iteration
 
 
+def allocation_key(config: Config) -> tuple[Any, ...]:
+    """What a config's speed depends on besides its batch."""
+    return he_key(config)[:4]
+
+
+def held_out(probes: list[ProbeResult], config: Config, key: Any) -> float | None:
+    """``config``'s s/it predicted by the HE model refitted without the probes that share its
+    ``key`` (its own config, or its whole allocation): out of sample."""
+    model = HeModel.fit([p for p in probes if key(p.config) != key(config)])
+    return model.predict([config])[0].value if model is not None else None
+
+
+def error(predicted: float | None, measured: float) -> float | None:
+    return None if predicted is None else abs(predicted - measured) / measured
+
+
 def he_check(spec: Spec, plan: Plan, probes: list[ProbeResult]) -> list[dict[str, Any]]:
+    """Every config the probes (timings included) ran, and every config of the space's shapes
+    they never ran, each measured fresh, against the HE model fitted to all probes, and (for
+    the probed) refitted without the config's own probes and without its whole allocation."""
     model = HeModel.fit(probes)
     if model is None:
         return []
@@ -159,9 +179,16 @@ def he_check(spec: Spec, plan: Plan, probes: list[ProbeResult]) -> list[dict[str
     out = []
     for (config, was_probed), estimate in zip(rows, model.predict([c for c, _ in rows]), strict=True):
         measured = measure(spec, config)
-        out.append({"config": config.key(), "probed": was_probed, "predicted": estimate.value,
-                    "low": estimate.low, "high": estimate.high, "measured": measured,
-                    "error": abs(estimate.value - measured) / measured})
+        row = {"config": config.key(), "probed": was_probed, "predicted": estimate.value,
+               "low": estimate.low, "high": estimate.high, "measured": measured,
+               "error": error(estimate.value, measured)}
+        if was_probed:
+            without_config = held_out(probes, config, he_key)
+            without_allocation = held_out(probes, config, allocation_key)
+            row |= {"without_config": without_config, "error_without_config": error(without_config, measured),
+                    "without_allocation": without_allocation,
+                    "error_without_allocation": error(without_allocation, measured)}
+        out.append(row)
     return out
 
 
@@ -198,11 +225,19 @@ def evaluate(layout: str, workload: str, seeds: list[int]) -> dict[str, Any]:
     }
 
 
+def spread(values: list[float | None]) -> dict[str, float | None]:
+    kept = [v for v in values if v is not None]
+    return {"median": median(kept), "worst": max(kept, default=None), "count": len(kept)}
+
+
 def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
     he = [row for r in results for row in r["he"]]
+    probed = [row for row in he if row["probed"]]
     return {
-        "he_error_probed": median([row["error"] for row in he if row["probed"]]),
-        "he_error_unprobed": median([row["error"] for row in he if not row["probed"]]),
+        "he_error_probed": median([row["error"] for row in probed]),
+        "he_error_unprobed": spread([row["error"] for row in he if not row["probed"]]),
+        "he_error_without_config": spread([row.get("error_without_config") for row in probed]),
+        "he_error_without_allocation": spread([row.get("error_without_allocation") for row in probed]),
         "covered": {r["scenario"]: f"{sum(s['covered'] for s in r['scores'])}/{len(r['scores'])}"
                     for r in results},
         "forecast_error": median([s["error"] for r in results for s in r["scores"]]),

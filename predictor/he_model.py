@@ -21,8 +21,15 @@ otherwise. Per strategy (N nodes × D devices, g groups):
                   T_global = ring_out(N) + θ_in + λ_in, S = 2 steps to hide them (Heat's default),
                   k the effective steps between global syncs (Coquelin et al. 2022; 4 in Heat)
 
+Devices of one allocation may slow each other's compute (shared host cores, memory bandwidth, the
+host's input pipeline): T_comp → κ·T_comp, κ ≥ 1, on every allocation of more than one device. One
+batch size on such an allocation cannot split κ (a cost in proportion to the batch) from the links
+(a cost per step); two can. On Ray on this repository's 2-core machine κ ≈ 1.3: charlm's second
+device added 35% at b64 and 50% at b16, a step cost the links alone would have kept fixed.
+
 No link speed is read from anywhere: θ and λ are learned from step timings. Parameters that the
-probes cannot identify are pinned (α_c = 0 with one batch size; the intra link = the inter link
+probes cannot identify are pinned (α_c = 0 with one batch size; κ = 1 until an allocation of more
+than one device ran two batch sizes beside one device; the intra link = the inter link
 when no probe communicates inside a node only, and the reverse; t_read = 0, k = 4, ρ = 1 until
 hsgd, daso, dbs were probed across nodes). Effects the topology cannot
 explain (slow nodes, a strategy's balance) are kept as a multiplicative correction per
@@ -65,6 +72,7 @@ class HeParams(NamedTuple):
     read: float  # hsgd: T_comp → max(T_comp, read)
     daso_skip: float  # daso: T = T_local + max(0, T_global − S·T_local)/daso_skip
     balance: float  # dbs: T_comp → balance·T_comp
+    contention: float = 1.0  # κ: T_comp → κ·T_comp on an allocation of more than one device
 
 
 class Topology(NamedTuple):
@@ -102,7 +110,7 @@ def step_seconds(params: HeParams, topo: Topology) -> np.ndarray:
     """Seconds per iteration of every configuration in ``topo`` (before corrections)."""
     p = params
     n, d, g = topo.nodes, topo.devices_per_node, topo.groups
-    compute = p.alpha_c + p.beta_c * topo.batch
+    compute = (p.alpha_c + p.beta_c * topo.batch) * np.where(n * d > 1, p.contention, 1.0)
     spans = n > 1
 
     def ring(workers: np.ndarray, crosses: np.ndarray) -> np.ndarray:
@@ -135,8 +143,8 @@ def allocation(config: Config) -> tuple[str, int, int]:
 
 
 # -- fitting ---------------------------------------------------------------------------------------
-_LOWER = np.log([1e-9, 1e-12, 1e-12, 1e-12, 1e-12, 1e-12, 1.0, 1e-12, 1.0, 0.1])
-_UPPER = np.log([1e3, 1e2, 1e3, 1e1, 1e3, 1e1, 10.0, 1e3, 16.0, 1.0])
+_LOWER = np.log([1e-9, 1e-12, 1e-12, 1e-12, 1e-12, 1e-12, 1.0, 1e-12, 1.0, 0.1, 1.0])
+_UPPER = np.log([1e3, 1e2, 1e3, 1e1, 1e3, 1e1, 10.0, 1e3, 16.0, 1.0, 4.0])
 
 
 def _pinned(topo: Topology) -> dict[int, int | float]:
@@ -163,6 +171,9 @@ def _pinned(topo: Topology) -> dict[int, int | float]:
         pins[8] = math.log(DASO_SKIP)
     if not np.any(s == "dbs"):
         pins[9] = 0.0
+    shared = n * d > 1
+    if np.all(shared) or np.unique(topo.batch[shared]).size < 2:
+        pins[10] = 0.0  # κ: needs one device beside a shared allocation at two batch sizes
     return pins
 
 
@@ -186,7 +197,7 @@ def fit_params(topo: Topology, seconds: np.ndarray) -> tuple[HeParams, float]:
     free_index = [i for i in range(size) if i not in pins]
     per_sample = float(np.median(seconds / topo.batch))
     start = np.log([per_sample * 4, per_sample * 0.5, per_sample, per_sample * 1e-2, per_sample,
-                    per_sample * 1e-2, 2.0, per_sample, DASO_SKIP, 0.9])
+                    per_sample * 1e-2, 2.0, per_sample, DASO_SKIP, 0.9, 1.1])
     start = np.clip(start, _LOWER + 1e-6, _UPPER - 1e-6)
     observed = np.log(seconds)
 

@@ -14,7 +14,13 @@ A plan is for a run hundreds of probes long, and the study's whole cost is held 
      shows is *not worth tuning* (``worth_tuning`` False). The best rate, where it is the edge of
      the rates that train (the space's largest, or just under one that diverged), is probed once
      more from scratch on a second seed before it warms up: a rate that trained on one seed can
-     diverge on the next, and the run is on another seed.
+     diverge on the next, and the run is on another seed. Then, before anything relies on the
+     HE model, the allocations a plan may use are *timed* (an eighth of a probe each, from
+     scratch, no lineage's evidence): one device, the sweep's node and every node, and the first
+     asynchronous step of each, at the space's smallest and largest batch. Two batch sizes split
+     a cost per step (the links) from one in proportion to the batch (devices slowing each
+     other's compute, predictor.he_model); a speed read off links fitted from other patterns was
+     24–76% off on Ray (docs/results/real_timings.md).
   2. **warm-up** — the best sweep probe's recipe on *one device* from scratch, its length doubling,
      until its curve is in its slow regime (predictor.regime) and long enough to fit; its end is
      the fork point and its curve the reference (predictor.reference_curve). One device: a
@@ -131,7 +137,13 @@ class ColdStartSearch:
         key, study = result.probe_key, self.study
         request = self._pending.pop(key, None)
         if request is not None and request.seed_offset:
-            self._tell_seed_check(result)
+            study.record_seed_check(result)
+            self._close_aside(result, "diverged on a second seed" if result.diverged
+                              else "trained on a second seed: the rate is kept")
+            return
+        if request is not None and request.timing:
+            study.record_timing(result)
+            self._close_aside(result, "timed an allocation for the hardware model")
             return
         study.record(result)
         trial = self._trials.pop(key, None) or record_trial(
@@ -152,12 +164,10 @@ class ColdStartSearch:
             study.pruned.add(result.config.key())
         self.optuna_study.tell(trial, min(conservative(prediction), 1e300))
 
-    def _tell_seed_check(self, result: ProbeResult) -> None:
-        """A rate's check on a second seed: the study's cost, no lineage's evidence (Study)."""
-        self.study.record_seed_check(result)
+    def _close_aside(self, result: ProbeResult, reason: str) -> None:
+        """The trial of a probe that is no lineage's evidence (a seed check, a timing: Study),
+        closed as pruned with why it ran."""
         trial = self._trials.pop(result.probe_key)
-        reason = ("diverged on a second seed" if result.diverged
-                  else "trained on a second seed: the rate is kept")
         trial.set_user_attr("prune_reason", result.error or reason)
         self.optuna_study.tell(trial, state=optuna.trial.TrialState.PRUNED)
 
@@ -238,6 +248,7 @@ class ColdStartSearch:
         yield [self._scratch(middle.replace(lr=lr)) for lr in lrs if lr != middle.lr]
         if self._short_job():
             return
+        yield self._timing_round(middle)
         alive = [v for v in self.study.lineages.views(None).values() if not v.diverged and not v.error]
         # equal-length probes of one recipe from scratch: the lowest loss warms up best, if its rate
         # also trains on a second seed where it is the edge of the rates that train
@@ -255,6 +266,20 @@ class ColdStartSearch:
         yield from self._fork_stages()
         # 4. successive halving
         yield from self._halving()
+
+    def _timing_round(self, sweep: Config) -> list[ProbeRequest]:
+        """Stage 1's timing (module docstring): one device, the sweep's node and every node, and
+        the first asynchronous step of each (at the momentum that keeps μ + 1 − 1/g: the one less
+        likely to diverge before it is timed), at the space's smallest and largest batch, a few
+        iterations from scratch each, less what the sweep already ran."""
+        space = self.space
+        shapes = [sweep.replace(devices_per_node=1), sweep, sweep.replace(nodes=space.node_counts()[-1])]
+        shapes += [step for shape in shapes[1:] for step in first_async_steps(shape, space)[-1:]]
+        ends = {min(space.batch_sizes), max(space.batch_sizes)}
+        configs = {c.key(): c for c in (shape.replace(batch_size=b) for shape in shapes for b in ends)}
+        configs.pop(sweep.key(), None)
+        length = timing_length(self.budget)
+        return [replace(self._request(c, length, None), timing=True) for c in configs.values()]
 
     def _stable_on_a_second_seed(
         self, ranked: list[ProbeResult]

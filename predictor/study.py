@@ -53,6 +53,7 @@ class Study:
         self.pruned: set[str] = set()  # config keys
         self.diverged: list[Config] = []
         self.seed_checks: dict[str, ProbeResult] = {}  # by probe key: rates checked on a second seed
+        self.timings: dict[str, ProbeResult] = {}  # by probe key: allocations timed for the HE model
         self.model: TtcModel | None = None
         self.fork: ForkPoint | None = None
         self.baseline: Config | None = None  # sync on all devices: what a challenger must beat by 5%
@@ -75,6 +76,12 @@ class Study:
         self.seed_checks[result.probe_key] = result
         self._count(result)
 
+    def record_timing(self, result: ProbeResult) -> None:
+        """An allocation timed for the hardware model (predictor.search): its cost and step times
+        are the study's, its few steps from scratch no lineage's evidence."""
+        self.timings[result.probe_key] = result
+        self._count(result)
+
     def _count(self, result: ProbeResult) -> None:
         """What every probe adds: its cost and timings, a divergence, a refit."""
         self.probes.append(result)
@@ -87,9 +94,10 @@ class Study:
         return {r.config.key() for r in self.seed_checks.values() if r.diverged}
 
     def evidence_of(self, key: str) -> list[str]:
-        """The probe keys of config ``key``'s lineages (its seed checks are not its evidence)."""
-        return [s.probe_key for s in self.probes
-                if s.config.key() == key and s.probe_key not in self.seed_checks]
+        """The probe keys of config ``key``'s lineages (its seed checks and timings are not its
+        evidence)."""
+        return [s.probe_key for s in self.probes if s.config.key() == key
+                and s.probe_key not in self.seed_checks and s.probe_key not in self.timings]
 
     def origin(self) -> str | None:
         """The segment the current epoch's lineages start from: the fork point, or scratch."""

@@ -116,6 +116,9 @@ class ProbeRequest:
 
     ``seed_offset``: the probe runs on the spec's seed plus this (its initialisation, data order and
     data): a check that a rate chosen on one seed also trains on another (predictor.search).
+    ``timing``: the probe times an allocation for the hardware model and is no lineage's evidence
+    (predictor.search's timing round); its key says so, so it never stands for a probe of the
+    same config from scratch.
     """
 
     config: Config
@@ -124,11 +127,14 @@ class ProbeRequest:
     parent: str | None = None
     start_iteration: int = 0  # iterations of the lineage before this segment (0 from scratch)
     seed_offset: int = 0
+    timing: bool = False
 
     @property
     def key(self) -> str:
         base = self.config.key()
         seed = f"@seed+{self.seed_offset}" if self.seed_offset else ""
+        if self.timing:
+            seed += f"@timing{self.max_iterations}"
         if self.parent is None:
             return base + seed
         origin = hashlib.sha1(self.parent.encode()).hexdigest()[:6]
@@ -142,12 +148,14 @@ class ProbeRequest:
     def to_dict(self) -> dict[str, Any]:
         return {"config": self.config.to_dict(), "seconds": self.seconds,
                 "max_iterations": self.max_iterations, "parent": self.parent,
-                "start_iteration": self.start_iteration, "seed_offset": self.seed_offset}
+                "start_iteration": self.start_iteration, "seed_offset": self.seed_offset,
+                "timing": self.timing}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ProbeRequest:
         return cls(Config.from_dict(data["config"]), float(data["seconds"]), int(data["max_iterations"]),
-                   data.get("parent"), int(data.get("start_iteration", 0)), int(data.get("seed_offset", 0)))
+                   data.get("parent"), int(data.get("start_iteration", 0)), int(data.get("seed_offset", 0)),
+                   bool(data.get("timing", False)))
 
     def failed(self, reason: str) -> ProbeResult:
         """The result of a probe that could not run: no measurement, the reason kept."""

@@ -97,6 +97,25 @@ def test_pins_what_one_batch_size_cannot_identify() -> None:
     assert model.params.alpha_c < 1e-8  # pinned at its lower bound: β_c·b explains compute alone
 
 
+def test_devices_slowing_each_others_compute_are_told_from_the_links_by_two_batch_sizes() -> None:
+    """κ (shared devices' compute) and the links both add to a shared allocation's step; one
+    batch size cannot split them (the links take it all, and a smaller batch is predicted 12–16%
+    too slow), two can (κ then trades with the overlap γ, but the steps come out right)."""
+    crowded = TRUE._replace(contention=1.3, gamma=1.0)
+    rng = np.random.default_rng(4)
+    one_device = [Config("sync", 1, 1, batch_size=b) for b in (16, 64)]
+    shared = [Config("sync", 2, 2, batch_size=b) for b in (16, 64)]
+    unseen = [Config("sync", 2, 2, batch_size=32), Config("sync", 2, 2, batch_size=128),
+              Config("sync", 4, 2, batch_size=64)]
+    truth = step_seconds(crowded, Topology.of(unseen))
+    model = HeModel.fit([_probe(c, crowded, rng) for c in one_device + shared])
+    assert model.params.contention > 1.1
+    predicted = np.array([e.value for e in model.predict(unseen)])
+    assert np.all(np.abs(np.log(predicted / truth)) < 0.08)
+    pinned = HeModel.fit([_probe(c, crowded, rng) for c in one_device + shared[1:]])
+    assert pinned.params.contention == 1.0
+
+
 def test_a_backends_cost_per_call_is_its_own_term_and_leaves_the_step_times_alone() -> None:
     """Ray's round trip is paid once per chunk of steps: fitted apart (the median seconds per
     call), not into T_comp, so the predicted s/it is the same with or without it."""

@@ -289,10 +289,35 @@ def test_the_ranking_explains_every_config_and_its_decision_values_put_the_plan_
     assert best == plan.evidence[-1]
 
 
-def test_an_allocation_no_probe_measured_is_timed_before_its_statistical_efficiency_is_probed(
+def test_the_allocations_a_plan_may_use_are_timed_at_both_ends_of_the_batch_before_the_warm_up(
         search: ColdStartSearch) -> None:
-    """The baseline's allocation (every node) has no probe when the forks start: its first segment
-    is a timing fork of a few iterations, and only its continuation measures how it learns."""
+    """One device, the sweep's node, every node and their first asynchronous step, at the
+    smallest and the largest batch: a few iterations each, from scratch, before the first fork,
+    and none of them a lineage's evidence."""
+    timings = list(search.study.timings.values())
+    shapes = {(r.config.strategy, r.config.nodes, r.config.devices_per_node, r.config.groups,
+               r.config.batch_size) for r in timings}
+    expected = {(s, n, d, g, b) for s, n, d, g in [("sync", 1, 1, 1), ("sync", 1, 2, 1), ("sync", 2, 2, 1),
+                                                     ("async_groups", 1, 2, 2), ("async_groups", 2, 2, 2)]
+                for b in (16, 64)}
+    sweep = ("sync", 1, 2, 1, 64)  # the sweep's own config is measured already
+    assert shapes == expected - {sweep}
+    assert all(r.parent is None for r in timings)
+    assert all(r.iterations == timing_length(search.budget) for r in timings if not r.diverged)
+    first_fork = next(i for i, r in enumerate(search.study.probes) if r.parent is not None)
+    assert all(search.study.probes.index(r) < first_fork for r in timings)
+    views = search.study.lineages.views(None)
+    assert not any(r.probe_key == v.probe_key for r in timings for v in views.values())
+    assert not set(search.plan("s").evidence) & set(search.study.timings)
+
+
+def test_an_allocation_the_timing_round_left_out_is_timed_before_its_statistical_efficiency_is_probed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the timing round ran nothing (here: none at all), the baseline's allocation (every
+    node) has no probe when the forks start: its first segment is a timing fork of a few
+    iterations, and only its continuation measures how it learns."""
+    monkeypatch.setattr(ColdStartSearch, "_timing_round", lambda self, sweep: [])
+    search = run_search(LONG)
     assert search.study.baseline is not None and search.study.fork is not None
     chain = search.study.lineages.chain_of(search.study.fork.key, search.study.baseline.key())
     assert chain and chain[0].iterations == timing_length(search.budget) < LONG.probe_max_iterations
@@ -303,6 +328,7 @@ def test_a_timed_allocation_that_cannot_pay_gets_no_probe_of_its_learning(
     monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(ColdStartSearch, "_worth", lambda self, configs, length: [])
+    monkeypatch.setattr(ColdStartSearch, "_timing_round", lambda self, sweep: [])
     search = run_search(LONG)
     assert search.study.baseline is not None and search.study.fork is not None
     chain = search.study.lineages.chain_of(search.study.fork.key, search.study.baseline.key())
@@ -384,7 +410,7 @@ def test_a_one_device_warm_up_that_stops_descending_hands_over_to_the_recipe_on_
     recipe, fork = search.study.recipe, search.study.fork
     assert recipe is not None and fork is not None
     one_device = [r for r in search.study.probes if r.config == recipe.replace(devices_per_node=1)
-                  and r.start_iteration < fork.iteration]
+                  and r.start_iteration < fork.iteration and r.probe_key not in search.study.timings]
     assert len(one_device) == 2, "from scratch, then one doubling that ended higher than it began"
     assert search.study.warmup_config == recipe
     assert fork.key == search.study.lineages.chain_of(None, recipe.key())[-1].probe_key
