@@ -17,10 +17,11 @@ A plan is for a run hundreds of probes long, and the study's whole cost is held 
      diverge on the next, and the run is on another seed. Then, before anything relies on the
      HE model, the allocations a plan may use are *timed* (an eighth of a probe each, from
      scratch, no lineage's evidence): one device, the sweep's node and every node, and the first
-     asynchronous step of each, at the space's smallest and largest batch. Two batch sizes split
-     a cost per step (the links) from one in proportion to the batch (devices slowing each
-     other's compute, predictor.he_model); a speed read off links fitted from other patterns was
-     24–76% off on Ray (docs/results/real_timings.md).
+     asynchronous step of each, at the space's smallest and largest batch, one at a time (a
+     probe beside it would share its links and hosts). Two batch sizes split a cost per step
+     (the links) from one in proportion to the batch (devices slowing each other's compute,
+     predictor.he_model); a speed read off links fitted from other patterns was 24–76% off on
+     Ray (docs/results/real_timings.md).
   2. **warm-up** — the best sweep probe's recipe on *one device* from scratch, its length doubling,
      until its curve is in its slow regime (predictor.regime) and long enough to fit; its end is
      the fork point and its curve the reference (predictor.reference_curve). One device: a
@@ -248,7 +249,8 @@ class ColdStartSearch:
         yield [self._scratch(middle.replace(lr=lr)) for lr in lrs if lr != middle.lr]
         if self._short_job():
             return
-        yield self._timing_round(middle)
+        for timing in self._timing_round(middle):  # one at a time: a probe beside it shares its
+            yield [timing]  # links and its hosts, and what is timed is the allocation alone
         alive = [v for v in self.study.lineages.views(None).values() if not v.diverged and not v.error]
         # equal-length probes of one recipe from scratch: the lowest loss warms up best, if its rate
         # also trains on a second seed where it is the edge of the rates that train
