@@ -18,10 +18,13 @@ A plan is for a run hundreds of probes long, and the study's whole cost is held 
      HE model, the allocations a plan may use are *timed* (an eighth of a probe each, from
      scratch, no lineage's evidence): one device, the sweep's node and every node, and the first
      asynchronous step of each, at the space's smallest and largest batch, one at a time (a
-     probe beside it would share its links and hosts). Two batch sizes split a cost per step
+     probe beside it would share its links and hosts), the cheapest first, for at most what the
+     sweep's first probe cost (on a slow network a timing of every node costs more than the rest
+     of the round; a first version without this cap multiplied a slow-network study's probe cost
+     by 5). Two batch sizes split a cost per step
      (the links) from one in proportion to the batch (devices slowing each other's compute,
      predictor.he_model); a speed read off links fitted from other patterns was 24–76% off on
-     Ray (docs/results/real_timings.md).
+     Ray (docs/results/history/real_timings.md).
   2. **warm-up** — the best sweep probe's recipe on *one device* from scratch, its length doubling,
      until its curve is in its slow regime (predictor.regime) and long enough to fit; its end is
      the fork point and its curve the reference (predictor.reference_curve). One device: a
@@ -90,6 +93,7 @@ HALVING_WIDTH = 2  # lineages continued per rung of successive halving
 HALVING_RUNGS = 4
 TIMING_SHARE = 8  # an unmeasured allocation is first timed for this share of a probe...
 TIMING_MIN_ITERATIONS = 4  # ...and at least this many iterations (its steady half is measured)
+TIMING_BUDGET = 1.0  # the timing round spends at most this many times the sweep's first probe
 SEED_CHECK_OFFSET = 1  # a rate at the edge is checked on the probes' seed + this
 LARS_LR_FACTOR = 10.0  # LARS's global rate is on another scale (You et al. 2017): η*·10 is probed too
 
@@ -249,8 +253,7 @@ class ColdStartSearch:
         yield [self._scratch(middle.replace(lr=lr)) for lr in lrs if lr != middle.lr]
         if self._short_job():
             return
-        for timing in self._timing_round(middle):  # one at a time: a probe beside it shares its
-            yield [timing]  # links and its hosts, and what is timed is the allocation alone
+        yield from self._timings(middle)
         alive = [v for v in self.study.lineages.views(None).values() if not v.diverged and not v.error]
         # equal-length probes of one recipe from scratch: the lowest loss warms up best, if its rate
         # also trains on a second seed where it is the edge of the rates that train
@@ -268,6 +271,23 @@ class ColdStartSearch:
         yield from self._fork_stages()
         # 4. successive halving
         yield from self._halving()
+
+    def _timings(self, sweep: Config) -> Iterator[list[ProbeRequest]]:
+        """The timing round one probe at a time (a probe beside it would share its links and
+        hosts), the cheapest first at the speed predicted then, while what it spent stays within
+        TIMING_BUDGET × what the sweep's first probe cost: on a slow network the first timing of
+        every node shows what the others would cost."""
+        first = next((r for r in self.study.probes if r.probe_key == sweep.key()), None)
+        cap = TIMING_BUDGET * self.study.cost_of([first]) if first is not None else 0.0
+        pending, spent = self._timing_round(sweep), 0.0
+        while pending:
+            cheapest = min(pending, key=self.study.probe_cost)
+            if spent + self.study.probe_cost(cheapest) > cap:
+                return
+            pending.remove(cheapest)
+            yield [cheapest]
+            done = self.study.timings.get(cheapest.key)
+            spent += self.study.cost_of([done]) if done is not None else 0.0
 
     def _timing_round(self, sweep: Config) -> list[ProbeRequest]:
         """Stage 1's timing (module docstring): one device, the sweep's node and every node, and

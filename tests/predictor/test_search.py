@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pytest
 
+from predictor import search as search_module
 from predictor.async_step import first_async_steps
 from predictor.he_model import HeParams, Topology, step_seconds
 from predictor.no_number import plan_without_prediction, with_measured_bound
@@ -290,10 +291,12 @@ def test_the_ranking_explains_every_config_and_its_decision_values_put_the_plan_
 
 
 def test_the_allocations_a_plan_may_use_are_timed_at_both_ends_of_the_batch_before_the_warm_up(
-        search: ColdStartSearch) -> None:
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """One device, the sweep's node, every node and their first asynchronous step, at the
-    smallest and the largest batch: a few iterations each, from scratch, before the first fork,
-    and none of them a lineage's evidence."""
+    smallest and the largest batch (where the round's budget allows all of them): a few
+    iterations each, from scratch, before the first fork, and none of them a lineage's evidence."""
+    monkeypatch.setattr(search_module, "TIMING_BUDGET", math.inf)
+    search = run_search(LONG)
     timings = list(search.study.timings.values())
     shapes = {(r.config.strategy, r.config.nodes, r.config.devices_per_node, r.config.groups,
                r.config.batch_size) for r in timings}
@@ -309,6 +312,19 @@ def test_the_allocations_a_plan_may_use_are_timed_at_both_ends_of_the_batch_befo
     views = search.study.lineages.views(None)
     assert not any(r.probe_key == v.probe_key for r in timings for v in views.values())
     assert not set(search.plan("s").evidence) & set(search.study.timings)
+
+
+def test_the_timing_round_stops_once_it_has_spent_what_the_sweeps_first_probe_cost(
+        search: ColdStartSearch) -> None:
+    """Cheapest first at the speed predicted then; only the last timing may overshoot (it was
+    predicted to fit), and what it left out (here every node's largest batch) is timed later
+    only where a fork needs it."""
+    study = search.study
+    first = next(r for r in study.probes if r.parent is None)
+    timings = list(study.timings.values())
+    assert timings and study.cost_of(timings[:-1]) <= search_module.TIMING_BUDGET * study.cost_of([first])
+    assert len(timings) < 9  # not all of the round's shapes (the test above: all, unbounded)
+    assert timings[0].config.devices == 1 and timings[0].config.batch_size == 16  # the cheapest first
 
 
 def test_an_allocation_the_timing_round_left_out_is_timed_before_its_statistical_efficiency_is_probed(
