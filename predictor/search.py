@@ -18,13 +18,12 @@ A plan is for a run hundreds of probes long, and the study's whole cost is held 
      HE model, the allocations a plan may use are *timed* (an eighth of a probe each, from
      scratch, no lineage's evidence): one device, the sweep's node and every node, and the first
      asynchronous step of each, at the space's smallest and largest batch, one at a time (a
-     probe beside it would share its links and hosts), the cheapest first, for at most what the
-     sweep's first probe cost (on a slow network a timing of every node costs more than the rest
-     of the round; a first version without this cap multiplied a slow-network study's probe cost
-     by 5). Two batch sizes split a cost per step
-     (the links) from one in proportion to the batch (devices slowing each other's compute,
-     predictor.he_model); a speed read off links fitted from other patterns was 24–76% off on
-     Ray (docs/results/history/real_timings.md).
+     probe beside it would share its links and hosts), the cheapest first, for at most half what
+     the sweep's first probe cost (uncapped, it multiplied a slow-network study's probe cost by
+     5; capped at the whole of that probe, it still added 40% to the digits studies'). Two batch
+     sizes split a cost per step (the links) from one in proportion to the batch (devices slowing
+     each other's compute, predictor.he_model); a speed read off links fitted from other
+     patterns was 24–76% off on Ray (docs/results/history/real_timings.md).
   2. **warm-up** — the best sweep probe's recipe on *one device* from scratch, its length doubling,
      until its curve is in its slow regime (predictor.regime) and long enough to fit; its end is
      the fork point and its curve the reference (predictor.reference_curve). One device: a
@@ -93,7 +92,7 @@ HALVING_WIDTH = 2  # lineages continued per rung of successive halving
 HALVING_RUNGS = 4
 TIMING_SHARE = 8  # an unmeasured allocation is first timed for this share of a probe...
 TIMING_MIN_ITERATIONS = 4  # ...and at least this many iterations (its steady half is measured)
-TIMING_BUDGET = 1.0  # the timing round spends at most this many times the sweep's first probe
+TIMING_BUDGET = 0.5  # the timing round spends at most this share of what the sweep's first probe cost
 SEED_CHECK_OFFSET = 1  # a rate at the edge is checked on the probes' seed + this
 LARS_LR_FACTOR = 10.0  # LARS's global rate is on another scale (You et al. 2017): η*·10 is probed too
 
@@ -275,7 +274,7 @@ class ColdStartSearch:
     def _timings(self, sweep: Config) -> Iterator[list[ProbeRequest]]:
         """The timing round one probe at a time (a probe beside it would share its links and
         hosts), the cheapest first at the speed predicted then, while what it spent stays within
-        TIMING_BUDGET × what the sweep's first probe cost: on a slow network the first timing of
+        TIMING_BUDGET of what the sweep's first probe cost: on a slow network the first timing of
         every node shows what the others would cost."""
         first = next((r for r in self.study.probes if r.probe_key == sweep.key()), None)
         cap = TIMING_BUDGET * self.study.cost_of([first]) if first is not None else 0.0

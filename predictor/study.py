@@ -89,6 +89,11 @@ class Study:
             self.diverged.append(result.config)
         self.refit()
 
+    def learning_probes(self) -> list[ProbeResult]:
+        """Every segment but the timings: their few steps from scratch time an allocation, and
+        their gradients are the initial weights', where no run spends its time."""
+        return [r for r in self.probes if r.probe_key not in self.timings]
+
     def unstable(self) -> set[str]:
         """Config keys that diverged on a second seed: never planned, whatever the probes' seed showed."""
         return {r.config.key() for r in self.seed_checks.values() if r.diverged}
@@ -109,7 +114,8 @@ class Study:
 
     def refit(self) -> None:
         views = self.views()
-        self.model = TtcModel(list(views.values()), self.target, self._readings, self.fork, self.probes)
+        self.model = TtcModel(list(views.values()), self.target, self._readings, self.fork, self.probes,
+                              self.learning_probes())
         self.predictions = {}
         unstable = self.unstable()
         for key, view in views.items():

@@ -360,7 +360,8 @@ class TrainingPlanner:
             return
         fork = ForkPoint(reference, tip.end_iteration, tip.end_seconds, tip.probe_key, tip.config)
         views = [r for r in told if not r.diverged and not r.error]
-        model = TtcModel(views, self.target, fork=fork, timings=self.study.probes + self.run + self.tuning)
+        model = TtcModel(views, self.target, fork=fork, timings=self.study.probes + self.run + self.tuning,
+                         gradients=self.study.learning_probes() + self.run + self.tuning)
         continued = next((r for r in views if r.config.key() == tip.config.key()), None)
         speed = model.speed(tip.config)
         if continued is None or speed is None:

@@ -115,9 +115,12 @@ class TtcModel:
         cache: dict[str, Estimate | None] | None = None,
         fork: ForkPoint | None = None,
         timings: Sequence[ProbeResult] | None = None,
+        gradients: Sequence[ProbeResult] | None = None,
     ) -> None:
         """``results``: one lineage per config (its segments merged) in the current epoch: from
-        scratch, or forked from ``fork``. ``timings``: every probe segment, for the HE model.
+        scratch, or forked from ``fork``. ``timings``: every probe segment, for the HE model;
+        ``gradients``: the segments whose gradient norms give the noise scale (default: the
+        timings; a few steps timed from scratch measure the gradient where no run spends its time).
         ``cache`` keeps each lineage's curve fit across refits, keyed by its length."""
         self.target = target
         self.fork = fork
@@ -126,7 +129,7 @@ class TtcModel:
         cache = {} if cache is None else cache
         self.results = {r.config.key(): r for r in results}
         self.he = HeModel.fit(list(timings if timings is not None else results))
-        self.b_noise = noise_scale(list(timings if timings is not None else results))
+        self.b_noise = noise_scale(list(next(g for g in (gradients, timings, results) if g is not None)))
         self.iterations: dict[str, Estimate] = {}  # iterations from the epoch's origin to the target
         self.out_of_reach: dict[str, Estimate] = {}  # probes whose own curve puts the target beyond reach
         self.on_reference: set[str] = set()  # forks read as the warm-up continued (their own reading: noise)
