@@ -15,15 +15,7 @@ A plan is for a run hundreds of probes long, and the study's whole cost is held 
      the rates that train (the space's largest, or just under one that diverged), is probed once
      more from scratch on a second seed before it warms up: a rate that trained on one seed can
      diverge on the next, and the run is on another seed. Then, before anything relies on the
-     HE model, the allocations a plan may use are *timed* (an eighth of a probe each, from
-     scratch, no lineage's evidence): one device, the sweep's node and every node, and the first
-     asynchronous step of each, at the space's smallest and largest batch, one at a time (a
-     probe beside it would share its links and hosts), the cheapest first, for at most half what
-     the sweep's first probe cost (uncapped, it multiplied a slow-network study's probe cost by
-     5; capped at the whole of that probe, it still added 40% to the digits studies'). Two batch
-     sizes split a cost per step (the links) from one in proportion to the batch (devices slowing
-     each other's compute, predictor.he_model); a speed read off links fitted from other
-     patterns was 24–76% off on Ray (docs/results/history/real_timings.md).
+     HE model, the allocations a plan may use are *timed* (predictor.timing_round).
   2. **warm-up** — the best sweep probe's recipe on *one device* from scratch, its length doubling,
      until its curve is in its slow regime (predictor.regime) and long enough to fit; its end is
      the fork point and its curve the reference (predictor.reference_curve). One device: a
@@ -70,6 +62,7 @@ from predictor.planning import plan_of
 from predictor.reference_curve import ReferenceCurve, drift
 from predictor.regime import Regime, read_view_regime, went_backwards
 from predictor.study import Study, pack
+from predictor.timing_round import timing_length, timing_round
 from predictor.trial_space import PRUNER_STEPS, record_trial, report_curve
 from predictor.ttc_model import ForkPoint, conservative, recipe
 from predictor.types import (
@@ -90,9 +83,6 @@ WARMUP_MIN_PROBES = 4  # the warm-up is at least this many probe lengths (a curv
 WARMUP_MAX_DOUBLINGS = 6
 HALVING_WIDTH = 2  # lineages continued per rung of successive halving
 HALVING_RUNGS = 4
-TIMING_SHARE = 8  # an unmeasured allocation is first timed for this share of a probe...
-TIMING_MIN_ITERATIONS = 4  # ...and at least this many iterations (its steady half is measured)
-TIMING_BUDGET = 0.5  # the timing round spends at most this share of what the sweep's first probe cost
 SEED_CHECK_OFFSET = 1  # a rate at the edge is checked on the probes' seed + this
 LARS_LR_FACTOR = 10.0  # LARS's global rate is on another scale (You et al. 2017): η*·10 is probed too
 
@@ -235,6 +225,9 @@ class ColdStartSearch:
         return self._request(config, length or self.budget.probe_max_iterations, self.study.fork.key,
                              self.study.fork.iteration)
 
+    def _timing(self, config: Config, length: int) -> ProbeRequest:
+        return replace(self._request(config, length, None), timing=True)
+
     def _continue(self, tip: ProbeResult, length: int) -> ProbeRequest:
         return self._request(tip.config, length, tip.probe_key, tip.end_iteration)
 
@@ -252,7 +245,7 @@ class ColdStartSearch:
         yield [self._scratch(middle.replace(lr=lr)) for lr in lrs if lr != middle.lr]
         if self._short_job():
             return
-        yield from self._timings(middle)
+        yield from timing_round(self.study, middle, self._timing)
         alive = [v for v in self.study.lineages.views(None).values() if not v.diverged and not v.error]
         # equal-length probes of one recipe from scratch: the lowest loss warms up best, if its rate
         # also trains on a second seed where it is the edge of the rates that train
@@ -270,37 +263,6 @@ class ColdStartSearch:
         yield from self._fork_stages()
         # 4. successive halving
         yield from self._halving()
-
-    def _timings(self, sweep: Config) -> Iterator[list[ProbeRequest]]:
-        """The timing round one probe at a time (a probe beside it would share its links and
-        hosts), the cheapest first at the speed predicted then, while what it spent stays within
-        TIMING_BUDGET of what the sweep's first probe cost: on a slow network the first timing of
-        every node shows what the others would cost."""
-        first = next((r for r in self.study.probes if r.probe_key == sweep.key()), None)
-        cap = TIMING_BUDGET * self.study.cost_of([first]) if first is not None else 0.0
-        pending, spent = self._timing_round(sweep), 0.0
-        while pending:
-            cheapest = min(pending, key=self.study.probe_cost)
-            if spent + self.study.probe_cost(cheapest) > cap:
-                return
-            pending.remove(cheapest)
-            yield [cheapest]
-            done = self.study.timings.get(cheapest.key)
-            spent += self.study.cost_of([done]) if done is not None else 0.0
-
-    def _timing_round(self, sweep: Config) -> list[ProbeRequest]:
-        """Stage 1's timing (module docstring): one device, the sweep's node and every node, and
-        the first asynchronous step of each (at the momentum that keeps μ + 1 − 1/g: the one less
-        likely to diverge before it is timed), at the space's smallest and largest batch, a few
-        iterations from scratch each, less what the sweep already ran."""
-        space = self.space
-        shapes = [sweep.replace(devices_per_node=1), sweep, sweep.replace(nodes=space.node_counts()[-1])]
-        shapes += [step for shape in shapes[1:] for step in first_async_steps(shape, space)[-1:]]
-        ends = {min(space.batch_sizes), max(space.batch_sizes)}
-        configs = {c.key(): c for c in (shape.replace(batch_size=b) for shape in shapes for b in ends)}
-        configs.pop(sweep.key(), None)
-        length = timing_length(self.budget)
-        return [replace(self._request(c, length, None), timing=True) for c in configs.values()]
 
     def _stable_on_a_second_seed(
         self, ranked: list[ProbeResult]
@@ -517,7 +479,3 @@ def adjacent(values: list[float] | list[int], current: float) -> list:  # type: 
     above = [v for v in values if v > current]
     return ([below[-1]] if below else []) + ([above[0]] if above else [])
 
-
-def timing_length(budget: Budget) -> int:
-    """Iterations that time an allocation: its steady speed shows within a few steps."""
-    return max(budget.probe_max_iterations // TIMING_SHARE, TIMING_MIN_ITERATIONS)

@@ -46,10 +46,11 @@ from predictor.lineages import merge
 from predictor.planning import plan_of
 from predictor.reference_curve import ReferenceCurve
 from predictor.se_model import Z80
-from predictor.search import adjacent, timing_length
+from predictor.search import adjacent
 from predictor.speed_first import by_speed, level_above, rest_of_run, unresolved
 from predictor.study import Study, pack
 from predictor.switch import sooner, switch_gain
+from predictor.timing_round import timing_length
 from predictor.ttc_model import ForkPoint, TtcModel, conservative, dynamics_class, finished
 from predictor.types import Config, ProbeRequest, ProbeResult, json_safe
 

@@ -15,13 +15,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pytest
 
-from predictor import search as search_module
+from predictor import timing_round
 from predictor.async_step import first_async_steps
 from predictor.he_model import HeParams, Topology, step_seconds
 from predictor.no_number import plan_without_prediction, with_measured_bound
 from predictor.plan_choice import CHANGE_MARGIN
 from predictor.regime import Regime, RegimeReading
-from predictor.search import WARMUP_MIN_PROBES, ColdStartSearch, adjacent, timing_length
+from predictor.search import WARMUP_MIN_PROBES, ColdStartSearch, adjacent
+from predictor.timing_round import timing_length
 from predictor.types import Budget, Config, Plan, Prediction, ProbeRequest, ProbeResult, SearchSpace
 
 HARDWARE = HeParams(alpha_c=1e-3, beta_c=2e-5, theta_intra=1e-4, lat_intra=1e-6, theta_inter=2e-3,
@@ -295,7 +296,7 @@ def test_the_allocations_a_plan_may_use_are_timed_at_both_ends_of_the_batch_befo
     """One device, the sweep's node, every node and their first asynchronous step, at the
     smallest and the largest batch (where the round's budget allows all of them): a few
     iterations each, from scratch, before the first fork, and none of them a lineage's evidence."""
-    monkeypatch.setattr(search_module, "TIMING_BUDGET", math.inf)
+    monkeypatch.setattr(timing_round, "TIMING_BUDGET", math.inf)
     search = run_search(LONG)
     timings = list(search.study.timings.values())
     shapes = {(r.config.strategy, r.config.nodes, r.config.devices_per_node, r.config.groups,
@@ -322,7 +323,7 @@ def test_the_timing_round_stops_once_it_has_spent_what_the_sweeps_first_probe_co
     study = search.study
     first = next(r for r in study.probes if r.parent is None)
     timings = list(study.timings.values())
-    assert timings and study.cost_of(timings[:-1]) <= search_module.TIMING_BUDGET * study.cost_of([first])
+    assert timings and study.cost_of(timings[:-1]) <= timing_round.TIMING_BUDGET * study.cost_of([first])
     assert len(timings) < 9  # not all of the round's shapes (the test above: all, unbounded)
     assert timings[0].config.devices == 1 and timings[0].config.batch_size == 16  # the cheapest first
 
@@ -332,7 +333,7 @@ def test_an_allocation_the_timing_round_left_out_is_timed_before_its_statistical
     """Where the timing round ran nothing (here: none at all), the baseline's allocation (every
     node) has no probe when the forks start: its first segment is a timing fork of a few
     iterations, and only its continuation measures how it learns."""
-    monkeypatch.setattr(ColdStartSearch, "_timing_round", lambda self, sweep: [])
+    monkeypatch.setattr(timing_round, "allocations_to_time", lambda sweep, space: [])
     search = run_search(LONG)
     assert search.study.baseline is not None and search.study.fork is not None
     chain = search.study.lineages.chain_of(search.study.fork.key, search.study.baseline.key())
@@ -344,7 +345,7 @@ def test_a_timed_allocation_that_cannot_pay_gets_no_probe_of_its_learning(
     monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(ColdStartSearch, "_worth", lambda self, configs, length: [])
-    monkeypatch.setattr(ColdStartSearch, "_timing_round", lambda self, sweep: [])
+    monkeypatch.setattr(timing_round, "allocations_to_time", lambda sweep, space: [])
     search = run_search(LONG)
     assert search.study.baseline is not None and search.study.fork is not None
     chain = search.study.lineages.chain_of(search.study.fork.key, search.study.baseline.key())

@@ -10,8 +10,9 @@ import pytest
 
 from predictor.he_model import allocation
 from predictor.se_model import Estimate
-from predictor.search import ColdStartSearch, timing_length
+from predictor.search import ColdStartSearch
 from predictor.switch import sooner, switch_gain
+from predictor.timing_round import timing_length
 from predictor.training import (
     CHECKPOINT_PROBES,
     FORK_SHARE,
