@@ -245,7 +245,9 @@ class ColdStartSearch:
         yield [self._scratch(middle.replace(lr=lr)) for lr in lrs if lr != middle.lr]
         if self._short_job():
             return
-        yield from timing_round(self.study, middle, self._timing)
+        reserve = 2 * (WARMUP_MAX_DOUBLINGS + 1)  # the probes the warm-up may need, and as many forks
+        yield from timing_round(self.study, middle, self._timing,
+                                self.budget.max_probes - len(self.study.probes) - reserve)
         alive = [v for v in self.study.lineages.views(None).values() if not v.diverged and not v.error]
         # equal-length probes of one recipe from scratch: the lowest loss warms up best, if its rate
         # also trains on a second seed where it is the edge of the rates that train
