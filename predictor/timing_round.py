@@ -14,7 +14,8 @@ what the sweep's first probe cost. Uncapped, the round multiplied a slow-network
 cost by 5; capped at the whole of that probe, it still added 40% to the digits studies'. Nor
 does it take a probe of the count the warm-up and as many forks may need: on the short
 scenarios (12 probes) nine timings cut the warm-up before it reached the target, and forecast
-coverage fell from 12 of 12 truth runs to 5; two still took its last probes (p50 33% off, was 7%).
+coverage fell from 12 of 12 truth runs to 7; two still took its last probes (p50 a third off,
+was 7%).
 """
 
 from __future__ import annotations
