@@ -36,7 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -155,7 +155,8 @@ def allocation_key(config: Config) -> tuple[Any, ...]:
     return he_key(config)[:4]
 
 
-def held_out(probes: list[ProbeResult], config: Config, key: Any) -> float | None:
+def held_out(probes: list[ProbeResult], config: Config,
+             key: Callable[[Config], tuple[Any, ...]]) -> float | None:
     """``config``'s s/it predicted by the HE model refitted without the probes that share its
     ``key`` (its own config, or its whole allocation): out of sample."""
     model = HeModel.fit([p for p in probes if key(p.config) != key(config)])

@@ -101,8 +101,8 @@ class Study:
     def evidence_of(self, key: str) -> list[str]:
         """The probe keys of config ``key``'s lineages (its seed checks and timings are not its
         evidence)."""
-        return [s.probe_key for s in self.probes if s.config.key() == key
-                and s.probe_key not in self.seed_checks and s.probe_key not in self.timings]
+        return [s.probe_key for s in self.learning_probes()
+                if s.config.key() == key and s.probe_key not in self.seed_checks]
 
     def origin(self) -> str | None:
         """The segment the current epoch's lineages start from: the fork point, or scratch."""

@@ -128,8 +128,9 @@ class TtcModel:
         self.origin_seconds = fork.seconds if fork else 0.0
         cache = {} if cache is None else cache
         self.results = {r.config.key(): r for r in results}
-        self.he = HeModel.fit(list(timings if timings is not None else results))
-        self.b_noise = noise_scale(list(next(g for g in (gradients, timings, results) if g is not None)))
+        timings = list(timings if timings is not None else results)
+        self.he = HeModel.fit(timings)
+        self.b_noise = noise_scale(list(gradients) if gradients is not None else timings)
         self.iterations: dict[str, Estimate] = {}  # iterations from the epoch's origin to the target
         self.out_of_reach: dict[str, Estimate] = {}  # probes whose own curve puts the target beyond reach
         self.on_reference: set[str] = set()  # forks read as the warm-up continued (their own reading: noise)

@@ -117,7 +117,7 @@ class ProbeRequest:
     ``seed_offset``: the probe runs on the spec's seed plus this (its initialisation, data order and
     data): a check that a rate chosen on one seed also trains on another (predictor.search).
     ``timing``: the probe times an allocation for the hardware model and is no lineage's evidence
-    (predictor.search's timing round); its key says so, so it never stands for a probe of the
+    (predictor.timing_round); its key says so, so it never stands for a probe of the
     same config from scratch.
     """
 
@@ -132,13 +132,13 @@ class ProbeRequest:
     @property
     def key(self) -> str:
         base = self.config.key()
-        seed = f"@seed+{self.seed_offset}" if self.seed_offset else ""
+        aside = f"@seed+{self.seed_offset}" if self.seed_offset else ""
         if self.timing:
-            seed += f"@timing{self.max_iterations}"
+            aside += f"@timing{self.max_iterations}"
         if self.parent is None:
-            return base + seed
+            return base + aside
         origin = hashlib.sha1(self.parent.encode()).hexdigest()[:6]
-        return f"{base}@{self.start_iteration}+{self.max_iterations}#{origin}{seed}"
+        return f"{base}@{self.start_iteration}+{self.max_iterations}#{origin}{aside}"
 
     @property
     def forks(self) -> bool:
