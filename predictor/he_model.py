@@ -43,7 +43,8 @@ steps up to the next evaluation, not per step, and is not in a probe's clock: it
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -51,7 +52,7 @@ from scipy.optimize import least_squares
 
 from predictor.daso_defaults import MAX_GLOBAL_SKIPS
 from predictor.se_model import INTERVAL, Z80, Estimate
-from predictor.step_times import settled
+from predictor.step_times import settled, steady_spread
 from predictor.types import Config, ProbeResult
 
 DASO_SKIP = float(MAX_GLOBAL_SKIPS // 2)  # Heat's global_skip after its warm-up
@@ -190,15 +191,17 @@ def _expand(free: np.ndarray, pins: dict[int, int | float], size: int) -> np.nda
     return full
 
 
-def fit_params(topo: Topology, seconds: np.ndarray) -> tuple[HeParams, float]:
-    """Least squares on log seconds/iteration with log-space bounds; returns (params, σ_log)."""
+def fit_params(topo: Topology, seconds: np.ndarray, start: HeParams | None = None) -> tuple[HeParams, float]:
+    """Least squares on log seconds/iteration with log-space bounds; returns (params, σ_log).
+    ``start``: where the search begins (a fit of nearly the same timings converges from there in
+    a few steps), else a guess from the median seconds per sample."""
     pins = _pinned(topo)
     size = len(HeParams._fields)
     free_index = [i for i in range(size) if i not in pins]
     per_sample = float(np.median(seconds / topo.batch))
-    start = np.log([per_sample * 4, per_sample * 0.5, per_sample, per_sample * 1e-2, per_sample,
-                    per_sample * 1e-2, 2.0, per_sample, DASO_SKIP, 0.9, 1.1])
-    start = np.clip(start, _LOWER + 1e-6, _UPPER - 1e-6)
+    guess = [per_sample * 4, per_sample * 0.5, per_sample, per_sample * 1e-2, per_sample,
+             per_sample * 1e-2, 2.0, per_sample, DASO_SKIP, 0.9, 1.1]
+    start = np.clip(np.log(start if start is not None else guess), _LOWER + 1e-6, _UPPER - 1e-6)
     observed = np.log(seconds)
 
     def residuals(free: np.ndarray) -> np.ndarray:
@@ -215,22 +218,23 @@ def fit_params(topo: Topology, seconds: np.ndarray) -> tuple[HeParams, float]:
 class HeModel:
     """Seconds/iteration for any config: the fitted topology model times a measured correction."""
 
-    def __init__(
-        self, params: HeParams, sigma: float, corrections: dict[tuple, float], call_seconds: float = 0.0
-    ) -> None:
+    def __init__(self, params: HeParams, sigma: float, corrections: dict[tuple, float],
+                 call_seconds: float = 0.0, timings: Sequence[ProbeResult] = ()) -> None:
         self.params = params
         self.sigma = sigma
         self.corrections = corrections
         self.call_seconds = call_seconds  # per backend call (one per evaluation chunk); 0: none seen
+        self.timings = tuple(timings)  # what it was fitted to, for its out-of-sample spread
+        self.measured = timing_errors(self.timings)  # he_key → the log standard error of its timing
 
     @classmethod
-    def fit(cls, results: Sequence[ProbeResult]) -> HeModel | None:
+    def fit(cls, results: Sequence[ProbeResult], start: HeParams | None = None) -> HeModel | None:
         usable = [r for r in results if r.iterations > 0 and r.seconds > 0 and not r.error]
         if not usable:
             return None
         topo = Topology.of([r.config for r in usable])
         seconds = np.array([r.steady_seconds_per_iteration for r in usable])
-        params, sigma = fit_params(topo, seconds)
+        params, sigma = fit_params(topo, seconds, start)
         log_residual = np.log(seconds / step_seconds(params, topo))
         corrections: dict[tuple, list[float]] = {}
         for r, res in zip(usable, log_residual, strict=True):
@@ -239,7 +243,8 @@ class HeModel:
                 corrections.setdefault(key, []).append(float(res))
         per_call = [r.call_seconds / r.calls for r in usable if r.calls > 0]
         call_seconds = float(np.median(per_call)) if per_call else 0.0
-        return cls(params, sigma, {k: float(np.mean(v)) for k, v in corrections.items()}, call_seconds)
+        means = {k: float(np.mean(v)) for k, v in corrections.items()}
+        return cls(params, sigma, means, call_seconds, usable)
 
     def _correction(self, config: Config) -> float:
         for key in (("sn", config.strategy, config.nodes), ("s", config.strategy), ("n", config.nodes)):
@@ -247,16 +252,82 @@ class HeModel:
                 return self.corrections[key]
         return 0.0
 
-    def predict(self, configs: Sequence[Config]) -> list[Estimate]:
-        """Seconds/iteration with an 80% interval exp(±z·σ) from the fit's log residuals."""
+    def point(self, configs: Sequence[Config]) -> np.ndarray:
+        """Seconds/iteration of each config, without an interval."""
         base = step_seconds(self.params, Topology.of(configs))
+        return base * np.exp([self._correction(c) for c in configs])
+
+    @cached_property
+    def held_out_sigma(self) -> dict[str, float | None]:
+        """The log error of the model on timings it did not see (None: fewer than two to leave
+        out): refitted without each config's timings ("batch": its shape ran other batches) and
+        without each shape's ("shape"), predicting them. The fit's own residuals cannot show it:
+        on Ray they were 4–11% while refits missed a config by 3–29% and a shape by 11–63%."""
+        return {"batch": held_out_log_error(self, he_key), "shape": held_out_log_error(self, shape_of)}
+
+    def predict(self, configs: Sequence[Config]) -> list[Estimate]:
+        """Seconds/iteration with an 80% interval exp(±z·σ): σ the fit's log residual for a config
+        timed, with its timing's own standard error; for one that was not, at least the held-out
+        error of its kind (a batch its shape never ran, or a shape no timing ran) and the residual
+        (twice it for an untimed shape)."""
         out = []
-        for config, value in zip(configs, base, strict=True):
-            measured = ("sn", config.strategy, config.nodes) in self.corrections
-            sigma = self.sigma if measured else 2.0 * self.sigma
-            v = float(value * math.exp(self._correction(config)))
+        for config, value in zip(configs, self.point(configs), strict=True):
+            sigma = self.sigma_of(config)
+            v = float(value)
             out.append(Estimate(v, v * math.exp(-Z80 * sigma), v * math.exp(Z80 * sigma)))
         return out
+
+    def sigma_of(self, config: Config) -> float:
+        """The log σ of ``config``'s s/it (predict's interval is exp(±z·σ))."""
+        if (timing := self.measured.get(he_key(config))) is not None:
+            return math.hypot(self.sigma, timing)
+        shaped = shape_of(config) in {key[:4] for key in self.measured}
+        floor = self.sigma if shaped else 2.0 * self.sigma
+        return max(floor, self.held_out_sigma["batch" if shaped else "shape"] or 0.0)
+
+
+def he_key(config: Config) -> tuple:
+    """What a config's seconds/iteration depends on: its shape and its batch (not its rate)."""
+    return (*shape_of(config), config.batch_size)
+
+
+def shape_of(config: Config) -> tuple:
+    """How a config's devices are laid out and communicate: strategy, nodes, devices, groups."""
+    return config.strategy, config.nodes, config.devices_per_node, config.groups
+
+
+def timing_errors(timings: Sequence[ProbeResult]) -> dict[tuple, float]:
+    """Each timed config's log standard error of its mean s/it: its settled steps' spread over
+    √(their count) per timing, combined over its timings. A 12-step timing of an asynchronous
+    step spread 0.67 on Ray (its groups' steps are unequal): a ±20% mean, not the fit's ±6%."""
+    squares: dict[tuple, list[float]] = {}
+    for r in timings:
+        steps = settled(r.step_seconds)
+        spread = steady_spread(r.step_seconds) / math.sqrt(steps.size) if steps.size > 1 else 0.0
+        squares.setdefault(he_key(r.config), []).append(spread**2 if math.isfinite(spread) else 0.0)
+    return {key: math.sqrt(sum(v)) / len(v) for key, v in squares.items()}
+
+
+def held_out_log_error(model: HeModel, key: Callable[[Config], tuple]) -> float | None:
+    """Root mean square, over the configs ``model`` was fitted to, of the log error of a refit
+    without the timings that share the config's ``key``, against the config's mean timing."""
+    groups: dict[tuple, list[ProbeResult]] = {}
+    for r in model.timings:
+        groups.setdefault(key(r.config), []).append(r)
+    if len(groups) < 2:
+        return None
+    errors = []
+    for left_out, results in groups.items():
+        refit = HeModel.fit([r for r in model.timings if key(r.config) != left_out], start=model.params)
+        if refit is None:
+            continue
+        configs: dict[tuple, list[ProbeResult]] = {}
+        for r in results:
+            configs.setdefault(he_key(r.config), []).append(r)
+        timed = [same[0].config for same in configs.values()]
+        means = [float(np.mean([r.steady_seconds_per_iteration for r in same])) for same in configs.values()]
+        errors += list(np.log(refit.point(timed) / np.array(means)))
+    return math.sqrt(float(np.mean(np.square(errors)))) if errors else None
 
 
 def seconds_per_iteration(result: ProbeResult) -> Estimate | None:

@@ -234,12 +234,13 @@ class TtcModel:
         return self.carry(self._continued, self.fork.config, config)
 
     def speed(self, config: Config) -> Estimate | None:
-        """Measured mean s/it for a probed config (interval from the HE fit), else the HE model."""
+        """Measured mean s/it for a probed config (interval from the HE fit and its timing's
+        spread), else the HE model."""
         if self.he is None:
             return None
         result = self.results.get(config.key())
         if result is not None and result.iterations > 0:
-            mean, sigma = result.steady_seconds_per_iteration, self.he.sigma
+            mean, sigma = result.steady_seconds_per_iteration, self.he.sigma_of(config)
             return Estimate(mean, mean * math.exp(-Z80 * sigma), mean * math.exp(Z80 * sigma))
         return self.he.predict([config])[0]
 

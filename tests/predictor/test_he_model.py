@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from predictor.he_model import HeModel, HeParams, Topology, step_seconds
+from predictor.se_model import Z80
 from predictor.types import Config, ProbeResult
 
 TRUE = HeParams(alpha_c=2e-3, beta_c=1e-4, theta_intra=1e-4, lat_intra=2e-6, theta_inter=4e-3,
@@ -129,3 +130,48 @@ def test_a_backends_cost_per_call_is_its_own_term_and_leaves_the_step_times_alon
     assert with_calls.call_seconds == pytest.approx(np.median(per_call))
     configs = [Config("sync", 8, 4, batch_size=32)]
     assert with_calls.predict(configs)[0].value == pytest.approx(without.predict(configs)[0].value)
+
+
+def _misfit_probe(config: Config, rng: np.random.Generator, misfit: float, hardware: int) -> ProbeResult:
+    """A timing of hardware the topology cannot fully explain: on machine ``hardware`` each
+    strategy on each node count runs a fixed factor off the model, drawn from ``misfit``'s spread
+    (the fit's corrections absorb it where it was timed, and cannot know it where it was not)."""
+    draw = np.random.default_rng([hardware, len(config.strategy), ord(config.strategy[0]), config.nodes])
+    factor = float(np.exp(draw.normal(0, misfit)))
+    seconds = float(step_seconds(TRUE, Topology.of([config]))[0]) * factor * float(np.exp(rng.normal(0, 0.02)))
+    return ProbeResult(config, iterations=100, seconds=100 * seconds, curve=[], step_seconds=[seconds])
+
+
+def test_an_untimed_shape_gets_the_interval_the_model_earns_out_of_sample() -> None:
+    """Refits without each timed shape show how far the model misses a shape it never saw; an
+    untimed shape's interval is at least that wide, and holds most truths over machines whose
+    shapes run off the model. Where the model fits, the intervals stay narrow."""
+    timed = _configs([1, 2, 4], [16, 64])
+    unseen = [Config(s, n, 4, batch_size=32) for s in ("sync", "hsgd") for n in (3, 6, 8)]
+    covered = []
+    for hardware in range(8):
+        rng = np.random.default_rng(hardware)
+        model = HeModel.fit([_misfit_probe(c, rng, 0.3, hardware) for c in timed])
+        truth = [_misfit_probe(c, rng, 0.3, hardware).seconds / 100 for c in unseen]
+        for estimate, seconds in zip(model.predict(unseen), truth, strict=True):
+            assert np.log(estimate.high / estimate.value) >= Z80 * model.held_out_sigma["shape"] - 1e-9
+            covered.append(estimate.low <= seconds <= estimate.high)
+    assert np.mean(covered) >= 0.6
+    clean = HeModel.fit([_probe(c, TRUE, np.random.default_rng(9)) for c in timed])
+    assert clean.held_out_sigma["shape"] < 0.1
+    assert all(e.high / e.value < 1.2 for e in clean.predict(unseen))
+
+
+def test_a_timed_configs_interval_adds_its_timings_standard_error_to_the_fits() -> None:
+    """A timing of a few unequal steps (an asynchronous step's groups) is an uncertain mean: its
+    interval widens by their spread over √(count); an exact clock adds nothing."""
+    rng = np.random.default_rng(5)
+    results = [_probe(c, TRUE, rng) for c in _configs([1, 2, 4], [16, 64])]
+    mean = results[0].steady_seconds_per_iteration
+    steps = [mean * (1.6 if i % 2 else 0.4) for i in range(10)]  # spread 0.63, a standard error of 0.2
+    noisy = [dataclasses.replace(results[0], step_seconds=steps), *results[1:]]
+    for timings, spread in ((results, 0.0), (noisy, np.std(steps, ddof=1) / np.mean(steps) / np.sqrt(10))):
+        model = HeModel.fit(timings)
+        estimate = model.predict([results[0].config])[0]
+        assert np.log(estimate.high / estimate.value) == pytest.approx(Z80 * np.hypot(model.sigma, spread))
+    assert spread > model.sigma
