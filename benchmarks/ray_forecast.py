@@ -42,7 +42,8 @@ from typing import Any
 
 import ray
 
-from predictor.he_model import HeModel
+from predictor.he_model import HeModel, he_key, shape_of
+from predictor.se_model import Estimate
 from predictor.types import Config, Plan, ProbeResult, json_safe
 from service.db import Database, measurement_store
 from service.runners.study_runner import StudyRunner
@@ -121,11 +122,6 @@ def study(spec: Spec, database: Path) -> tuple[Plan, list[ProbeResult], float]:
     return plan, probes, wall
 
 
-def he_key(config: Config) -> tuple[Any, ...]:
-    """What seconds/iteration depends on (not the rate or the momentum)."""
-    return (config.strategy, config.nodes, config.devices_per_node, config.groups, config.batch_size)
-
-
 def unprobed(spec: Spec, probed: set[tuple[Any, ...]], plan: Config) -> list[Config]:
     """Configs whose timing the study never measured: ``sync`` on every allocation the search may
     plan (node counts × one or all devices per node) and each strategy on the whole cluster, at
@@ -150,21 +146,20 @@ def measure(spec: Spec, config: Config) -> float:
     return run_config(spec, config, math.inf, MEASURE_STEPS).steady_seconds_per_iteration
 
 
-def allocation_key(config: Config) -> tuple[Any, ...]:
-    """What a config's speed depends on besides its batch."""
-    return he_key(config)[:4]
-
-
 def held_out(probes: list[ProbeResult], config: Config,
-             key: Callable[[Config], tuple[Any, ...]]) -> float | None:
+             key: Callable[[Config], tuple[Any, ...]]) -> Estimate | None:
     """``config``'s s/it predicted by the HE model refitted without the probes that share its
-    ``key`` (its own config, or its whole allocation): out of sample."""
+    ``key`` (its own config, or its whole shape): out of sample, with the interval it gives."""
     model = HeModel.fit([p for p in probes if key(p.config) != key(config)])
-    return model.predict([config])[0].value if model is not None else None
+    return model.predict([config])[0] if model is not None else None
 
 
-def error(predicted: float | None, measured: float) -> float | None:
-    return None if predicted is None else abs(predicted - measured) / measured
+def scored(name: str, estimate: Estimate | None, measured: float) -> dict[str, Any]:
+    """An estimate's point, its relative error and whether its 80% interval holds the measurement."""
+    if estimate is None:
+        return {name: None, f"error_{name}": None, f"covered_{name}": None}
+    return {name: estimate.value, f"error_{name}": abs(estimate.value - measured) / measured,
+            f"covered_{name}": estimate.low <= measured <= estimate.high}
 
 
 def he_check(spec: Spec, plan: Plan, probes: list[ProbeResult]) -> list[dict[str, Any]]:
@@ -180,15 +175,11 @@ def he_check(spec: Spec, plan: Plan, probes: list[ProbeResult]) -> list[dict[str
     out = []
     for (config, was_probed), estimate in zip(rows, model.predict([c for c, _ in rows]), strict=True):
         measured = measure(spec, config)
-        row = {"config": config.key(), "probed": was_probed, "predicted": estimate.value,
-               "low": estimate.low, "high": estimate.high, "measured": measured,
-               "error": error(estimate.value, measured)}
+        row = {"config": config.key(), "probed": was_probed, "low": estimate.low, "high": estimate.high,
+               "measured": measured, **scored("predicted", estimate, measured)}
         if was_probed:
-            without_config = held_out(probes, config, he_key)
-            without_allocation = held_out(probes, config, allocation_key)
-            row |= {"without_config": without_config, "error_without_config": error(without_config, measured),
-                    "without_allocation": without_allocation,
-                    "error_without_allocation": error(without_allocation, measured)}
+            row |= scored("without_config", held_out(probes, config, he_key), measured)
+            row |= scored("without_allocation", held_out(probes, config, shape_of), measured)
         out.append(row)
     return out
 
@@ -231,16 +222,24 @@ def spread(values: list[float | None]) -> dict[str, float | None]:
     return {"median": median(kept), "worst": max(kept, default=None), "count": len(kept)}
 
 
+def share(flags: list[bool | None]) -> str:
+    """How many of the decided checks held, as "k/n"."""
+    kept = [f for f in flags if f is not None]
+    return f"{sum(kept)}/{len(kept)}"
+
+
 def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
     he = [row for r in results for row in r["he"]]
     probed = [row for row in he if row["probed"]]
+    checks = (("predicted", he), ("without_config", probed), ("without_allocation", probed))
     return {
-        "he_error_probed": median([row["error"] for row in probed]),
-        "he_error_unprobed": spread([row["error"] for row in he if not row["probed"]]),
+        "he_error_probed": median([row["error_predicted"] for row in probed]),
+        "he_error_unprobed": spread([row["error_predicted"] for row in he if not row["probed"]]),
         "he_error_without_config": spread([row.get("error_without_config") for row in probed]),
         "he_error_without_allocation": spread([row.get("error_without_allocation") for row in probed]),
-        "covered": {r["scenario"]: f"{sum(s['covered'] for s in r['scores'])}/{len(r['scores'])}"
-                    for r in results},
+        "he_interval_covers": {kind: share([row.get(f"covered_{kind}") for row in rows])
+                               for kind, rows in checks},
+        "covered": {r["scenario"]: share([s["covered"] for s in r["scores"]]) for r in results},
         "forecast_error": median([s["error"] for r in results for s in r["scores"]]),
     }
 
