@@ -42,7 +42,7 @@ from typing import Any
 
 import ray
 
-from predictor.he_model import HeModel, he_key, shape_of
+from predictor.he_model import HeModel, allocation, he_key
 from predictor.se_model import Estimate
 from predictor.types import Config, Plan, ProbeResult, json_safe
 from service.db import Database, measurement_store
@@ -179,7 +179,7 @@ def he_check(spec: Spec, plan: Plan, probes: list[ProbeResult]) -> list[dict[str
                "measured": measured, **scored("predicted", estimate, measured)}
         if was_probed:
             row |= scored("without_config", held_out(probes, config, he_key), measured)
-            row |= scored("without_allocation", held_out(probes, config, shape_of), measured)
+            row |= scored("without_allocation", held_out(probes, config, allocation), measured)
         out.append(row)
     return out
 

@@ -137,10 +137,16 @@ def step_seconds(params: HeParams, topo: Topology) -> np.ndarray:
     )
 
 
-def allocation(config: Config) -> tuple[str, int, int]:
-    """What a config's speed depends on besides its batch: how its devices communicate. Until a
-    probe ran an allocation, its speed is read from links fitted on other patterns."""
-    return config.strategy, config.nodes, config.groups
+def allocation(config: Config) -> tuple[str, int, int, int]:
+    """What a config's speed depends on besides its batch: how its devices are laid out and
+    communicate (strategy, nodes, devices per node, groups). Until a probe ran an allocation, its
+    speed is read from links fitted on other patterns."""
+    return config.strategy, config.nodes, config.devices_per_node, config.groups
+
+
+def he_key(config: Config) -> tuple:
+    """What a config's seconds/iteration depends on: its allocation and its batch (not its rate)."""
+    return (*allocation(config), config.batch_size)
 
 
 # -- fitting ---------------------------------------------------------------------------------------
@@ -191,17 +197,15 @@ def _expand(free: np.ndarray, pins: dict[int, int | float], size: int) -> np.nda
     return full
 
 
-def fit_params(topo: Topology, seconds: np.ndarray, start: HeParams | None = None) -> tuple[HeParams, float]:
-    """Least squares on log seconds/iteration with log-space bounds; returns (params, σ_log).
-    ``start``: where the search begins (a fit of nearly the same timings converges from there in
-    a few steps), else a guess from the median seconds per sample."""
+def fit_params(topo: Topology, seconds: np.ndarray) -> tuple[HeParams, float]:
+    """Least squares on log seconds/iteration with log-space bounds; returns (params, σ_log)."""
     pins = _pinned(topo)
     size = len(HeParams._fields)
     free_index = [i for i in range(size) if i not in pins]
     per_sample = float(np.median(seconds / topo.batch))
-    guess = [per_sample * 4, per_sample * 0.5, per_sample, per_sample * 1e-2, per_sample,
-             per_sample * 1e-2, 2.0, per_sample, DASO_SKIP, 0.9, 1.1]
-    start = np.clip(np.log(start if start is not None else guess), _LOWER + 1e-6, _UPPER - 1e-6)
+    start = np.log([per_sample * 4, per_sample * 0.5, per_sample, per_sample * 1e-2, per_sample,
+                    per_sample * 1e-2, 2.0, per_sample, DASO_SKIP, 0.9, 1.1])
+    start = np.clip(start, _LOWER + 1e-6, _UPPER - 1e-6)
     observed = np.log(seconds)
 
     def residuals(free: np.ndarray) -> np.ndarray:
@@ -228,13 +232,13 @@ class HeModel:
         self.measured = timing_errors(self.timings)  # he_key → the log standard error of its timing
 
     @classmethod
-    def fit(cls, results: Sequence[ProbeResult], start: HeParams | None = None) -> HeModel | None:
+    def fit(cls, results: Sequence[ProbeResult]) -> HeModel | None:
         usable = [r for r in results if r.iterations > 0 and r.seconds > 0 and not r.error]
         if not usable:
             return None
         topo = Topology.of([r.config for r in usable])
         seconds = np.array([r.steady_seconds_per_iteration for r in usable])
-        params, sigma = fit_params(topo, seconds, start)
+        params, sigma = fit_params(topo, seconds)
         log_residual = np.log(seconds / step_seconds(params, topo))
         corrections: dict[tuple, list[float]] = {}
         for r, res in zip(usable, log_residual, strict=True):
@@ -260,16 +264,18 @@ class HeModel:
     @cached_property
     def held_out_sigma(self) -> dict[str, float | None]:
         """The log error of the model on timings it did not see (None: fewer than two to leave
-        out): refitted without each config's timings ("batch": its shape ran other batches) and
-        without each shape's ("shape"), predicting them. The fit's own residuals cannot show it:
-        on Ray they were 4–11% while refits missed a config by 3–29% and a shape by 11–63%."""
-        return {"batch": held_out_log_error(self, he_key), "shape": held_out_log_error(self, shape_of)}
+        out): refitted without each config's timings ("batch": its allocation ran other batches)
+        and without each allocation's ("allocation"), predicting them. The fit's own residuals
+        cannot show it: on Ray they were 4–11% while refits missed a config by 3–29% and an
+        allocation by 11–63%."""
+        return {"batch": held_out_log_error(self, he_key),
+                "allocation": held_out_log_error(self, allocation)}
 
     def predict(self, configs: Sequence[Config]) -> list[Estimate]:
         """Seconds/iteration with an 80% interval exp(±z·σ): σ the fit's log residual for a config
         timed, with its timing's own standard error; for one that was not, at least the held-out
-        error of its kind (a batch its shape never ran, or a shape no timing ran) and the residual
-        (twice it for an untimed shape)."""
+        error of its kind (a batch its allocation never ran, or an allocation no timing ran) and
+        the residual (twice it for an untimed allocation)."""
         out = []
         for config, value in zip(configs, self.point(configs), strict=True):
             sigma = self.sigma_of(config)
@@ -281,19 +287,9 @@ class HeModel:
         """The log σ of ``config``'s s/it (predict's interval is exp(±z·σ))."""
         if (timing := self.measured.get(he_key(config))) is not None:
             return math.hypot(self.sigma, timing)
-        shaped = shape_of(config) in {key[:4] for key in self.measured}
-        floor = self.sigma if shaped else 2.0 * self.sigma
-        return max(floor, self.held_out_sigma["batch" if shaped else "shape"] or 0.0)
-
-
-def he_key(config: Config) -> tuple:
-    """What a config's seconds/iteration depends on: its shape and its batch (not its rate)."""
-    return (*shape_of(config), config.batch_size)
-
-
-def shape_of(config: Config) -> tuple:
-    """How a config's devices are laid out and communicate: strategy, nodes, devices, groups."""
-    return config.strategy, config.nodes, config.devices_per_node, config.groups
+        timed = allocation(config) in {key[:4] for key in self.measured}
+        floor = self.sigma if timed else 2.0 * self.sigma
+        return max(floor, self.held_out_sigma["batch" if timed else "allocation"] or 0.0)
 
 
 def timing_errors(timings: Sequence[ProbeResult]) -> dict[tuple, float]:
@@ -318,7 +314,9 @@ def held_out_log_error(model: HeModel, key: Callable[[Config], tuple]) -> float 
         return None
     errors = []
     for left_out, results in groups.items():
-        refit = HeModel.fit([r for r in model.timings if key(r.config) != left_out], start=model.params)
+        # from the usual start, not from the full fit: its parameters hold what was left out (on
+        # Ray a warm start read the error without each config as 0.7% where cold refits read 10%)
+        refit = HeModel.fit([r for r in model.timings if key(r.config) != left_out])
         if refit is None:
             continue
         configs: dict[tuple, list[ProbeResult]] = {}

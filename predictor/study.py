@@ -162,8 +162,8 @@ class Study:
         return Phase(self.warmup_config, self.fork.iteration)
 
     def allocation_measured(self, config: Config) -> bool:
-        """A probe ran this strategy on this many nodes and groups: the HE model's speed for it
-        rests on its own communication, not on links fitted from other patterns."""
+        """A probe ran this strategy on this many nodes, devices and groups: the HE model's speed
+        for it rests on its own communication, not on links fitted from other patterns."""
         return any(allocation(r.config) == allocation(config) for r in self.probes)
 
     # -- the incumbents ----------------------------------------------------------------------------

@@ -20,7 +20,7 @@ often as a short one — plus any checkpoint at which the run's measured progres
 re-plan's 80% interval, or its speed leaves the 80% band of its previous segment (the cluster
 changed under it: a node throttled, a link degraded — Pollux re-fits its throughput model online
 for the same reason).
-A neighbour whose allocation (strategy, nodes, groups) nothing has run yet is timed by a short
+A neighbour whose allocation (strategy, nodes, devices, groups) nothing has run yet is timed by a short
 fork first, so the re-plan's budget is spent at measured speeds; a move that diverged at an
 earlier re-plan is not forked again. Near the loss floor, where an affordable fork's progress is
 within the loss's noise, a fork is read by its measured speed (predictor.speed_first).
@@ -241,7 +241,7 @@ class TrainingPlanner:
         return self._affordable_forks(tip, neighbours, length)
 
     def _timing_requests(self, tip: ProbeResult, allocation_first: bool) -> list[ProbeRequest]:
-        """Short forks that time the neighbours whose allocation (strategy, nodes, groups) no
+        """Short forks that time the neighbours whose allocation (strategy, nodes, devices, groups) no
         segment has run, one per allocation: the HE model's speed for them rests on links fitted
         from other patterns (a parameter server's pushes from a ring's timings), and a fork's cost
         is read from it. The re-plan proper follows with the speeds measured."""

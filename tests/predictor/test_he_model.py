@@ -138,7 +138,8 @@ def _misfit_probe(config: Config, rng: np.random.Generator, misfit: float, hardw
     (the fit's corrections absorb it where it was timed, and cannot know it where it was not)."""
     draw = np.random.default_rng([hardware, len(config.strategy), ord(config.strategy[0]), config.nodes])
     factor = float(np.exp(draw.normal(0, misfit)))
-    seconds = float(step_seconds(TRUE, Topology.of([config]))[0]) * factor * float(np.exp(rng.normal(0, 0.02)))
+    modelled = float(step_seconds(TRUE, Topology.of([config]))[0])
+    seconds = modelled * factor * float(np.exp(rng.normal(0, 0.02)))
     return ProbeResult(config, iterations=100, seconds=100 * seconds, curve=[], step_seconds=[seconds])
 
 
@@ -154,11 +155,11 @@ def test_an_untimed_shape_gets_the_interval_the_model_earns_out_of_sample() -> N
         model = HeModel.fit([_misfit_probe(c, rng, 0.3, hardware) for c in timed])
         truth = [_misfit_probe(c, rng, 0.3, hardware).seconds / 100 for c in unseen]
         for estimate, seconds in zip(model.predict(unseen), truth, strict=True):
-            assert np.log(estimate.high / estimate.value) >= Z80 * model.held_out_sigma["shape"] - 1e-9
+            assert np.log(estimate.high / estimate.value) >= Z80 * model.held_out_sigma["allocation"] - 1e-9
             covered.append(estimate.low <= seconds <= estimate.high)
     assert np.mean(covered) >= 0.6
     clean = HeModel.fit([_probe(c, TRUE, np.random.default_rng(9)) for c in timed])
-    assert clean.held_out_sigma["shape"] < 0.1
+    assert clean.held_out_sigma["allocation"] < 0.1
     assert all(e.high / e.value < 1.2 for e in clean.predict(unseen))
 
 
