@@ -35,6 +35,11 @@ hsgd, daso, dbs were probed across nodes). Effects the topology cannot
 explain (slow nodes, a strategy's balance) are kept as a multiplicative correction per
 (strategy, nodes) measured, then per strategy, then per nodes.
 
+The 80% interval is earned out of sample: a timed config's is the fit's log residual with its
+timing's standard error; an untimed one's is at least the error of refits that left out each
+timed config, or each timed allocation, on what they left out (the residual alone hides a misfit
+that the corrections absorb where they were measured).
+
 A backend's cost per call (Ray's round trip to the device actors) is paid once per chunk of
 steps up to the next evaluation, not per step, and is not in a probe's clock: it is its own term,
 ``call_seconds`` (the median over probes of their seconds per call), never folded into T_comp.

@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from predictor.he_model import HeModel, HeParams, Topology, step_seconds
+from predictor.he_model import HeModel, HeParams, Topology, allocation, step_seconds
 from predictor.se_model import Z80
 from predictor.types import Config, ProbeResult
 
@@ -176,3 +176,11 @@ def test_a_timed_configs_interval_adds_its_timings_standard_error_to_the_fits() 
         estimate = model.predict([results[0].config])[0]
         assert np.log(estimate.high / estimate.value) == pytest.approx(Z80 * np.hypot(model.sigma, spread))
     assert spread > model.sigma
+
+
+def test_one_device_and_a_nodes_devices_are_different_allocations() -> None:
+    """Two devices of a node share links and host that one device does not: timing one tells
+    nothing of the other's communication."""
+    one, node = Config("sync", 1, 1, batch_size=32), Config("sync", 1, 2, batch_size=32)
+    assert allocation(one) != allocation(node)
+    assert allocation(node) == allocation(node.replace(batch_size=64, lr=0.3))
