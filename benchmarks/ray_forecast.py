@@ -155,7 +155,7 @@ def measure(spec: Spec, config: Config) -> float:
 def held_out(probes: list[ProbeResult], config: Config,
              key: Callable[[Config], tuple[Any, ...]]) -> Estimate | None:
     """``config``'s s/it predicted by the HE model refitted without the probes that share its
-    ``key`` (its own config, or its whole shape): out of sample, with the interval it gives."""
+    ``key`` (its own config, or its whole allocation): out of sample, with the interval it gives."""
     model = HeModel.fit([p for p in probes if key(p.config) != key(config)])
     return model.predict([config])[0] if model is not None else None
 

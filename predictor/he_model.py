@@ -235,6 +235,7 @@ class HeModel:
         self.call_seconds = call_seconds  # per backend call (one per evaluation chunk); 0: none seen
         self.timings = tuple(timings)  # what it was fitted to, for its out-of-sample spread
         self.measured = timing_errors(self.timings)  # he_key → the log standard error of its timing
+        self.timed_allocations = {allocation(r.config) for r in self.timings}
 
     @classmethod
     def fit(cls, results: Sequence[ProbeResult]) -> HeModel | None:
@@ -292,7 +293,7 @@ class HeModel:
         """The log σ of ``config``'s s/it (predict's interval is exp(±z·σ))."""
         if (timing := self.measured.get(he_key(config))) is not None:
             return math.hypot(self.sigma, timing)
-        timed = allocation(config) in {key[:4] for key in self.measured}
+        timed = allocation(config) in self.timed_allocations
         floor = self.sigma if timed else 2.0 * self.sigma
         return max(floor, self.held_out_sigma["batch" if timed else "allocation"] or 0.0)
 
