@@ -19,17 +19,16 @@ a less noisy gradient) is read by the model itself, on the run's curve carried b
 a larger batch lowers the noise floor.
 
 Guard: a fork whose loss ends clearly above the run's continuation beside it (the two ran the
-same iterations from the same checkpoint) is evidence against it, and it is not read this way.
+same iterations from the same checkpoint) is evidence against it, and it is not read this way
+(predictor.fork_level).
 """
 
 from __future__ import annotations
 
 import math
 
-import numpy as np
-
-from predictor.reference_curve import ReferenceCurve, continued_remaining, settling_iterations
-from predictor.se_model import Z80, Estimate
+from predictor.reference_curve import ReferenceCurve, continued_remaining
+from predictor.se_model import Estimate
 from predictor.ttc_model import TtcModel, dynamics_class, finished, noise_temperature
 from predictor.types import Prediction, ProbeResult
 
@@ -49,24 +48,6 @@ def rest_of_run(model: TtcModel, reference: ReferenceCurve, continued: ProbeResu
         done = continued.end_iteration - model.origin_iteration
         return Estimate(*(max(v - done, 0.0) for v in (steps.value, steps.low, steps.high)))
     return continued_remaining(reference, continued.end_iteration, model.target)
-
-
-def settled_level(result: ProbeResult) -> float:
-    """Mean loss over the fork's later half, past its fresh momentum's build-up."""
-    points = [(k - result.start_iteration, loss) for k, _, loss in result.curve
-              if k > result.start_iteration and math.isfinite(loss)]
-    if not points:
-        return math.inf
-    j = np.array([p[0] for p in points], dtype=float)
-    losses = np.array([p[1] for p in points])
-    settled = j >= min(j[-1] / 2, settling_iterations(result.config.momentum))
-    return float(losses[settled].mean())
-
-
-def level_above(fork: ProbeResult, continued: ProbeResult, noise: float) -> bool:
-    """The fork's loss ends above the run's continuation by more than their noise can explain
-    (80%, the difference of two readings each at the run's level noise)."""
-    return settled_level(fork) - settled_level(continued) > Z80 * math.sqrt(2) * noise
 
 
 def by_speed(model: TtcModel, fork: ProbeResult, continued: ProbeResult, rest: Estimate) -> Prediction | None:

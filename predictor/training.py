@@ -41,13 +41,14 @@ from typing import Any
 from predictor.async_step import first_async_steps
 from predictor.daso_defaults import MAX_GLOBAL_SKIPS
 from predictor.eta import eta_at
+from predictor.fork_level import level_above
 from predictor.he_model import allocation
 from predictor.lineages import merge
 from predictor.planning import plan_of
 from predictor.reference_curve import ReferenceCurve
 from predictor.se_model import Z80
 from predictor.search import adjacent
-from predictor.speed_first import by_speed, level_above, rest_of_run, unresolved
+from predictor.speed_first import by_speed, rest_of_run, unresolved
 from predictor.study import Study, pack
 from predictor.switch import sooner, switch_gain
 from predictor.timing_round import timing_length

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from predictor.fork_level import level_above, lost_ground
 from predictor.he_model import HeModel, seconds_per_iteration
 from predictor.noise_scale import noise_scale, steps_ratio, total_momentum
 from predictor.reference_curve import ReferenceCurve, continued_remaining, fork_rate
@@ -134,6 +135,7 @@ class TtcModel:
         self.iterations: dict[str, Estimate] = {}  # iterations from the epoch's origin to the target
         self.out_of_reach: dict[str, Estimate] = {}  # probes whose own curve puts the target beyond reach
         self.on_reference: set[str] = set()  # forks read as the warm-up continued (their own reading: noise)
+        self.behind = self._behind()  # forks whose loss ended clearly above the warm-up continued
         self._continued: Estimate | None = None  # the warm-up continued from the fork to the target
         self._continuation_top: float | None = None  # the 80% top of the warm-up recipe's own rate
         clock = f"~{self._clock():.4g}" if fork is not None else ""  # a fork's bound above moves with it
@@ -142,11 +144,31 @@ class TtcModel:
             if probe not in cache:
                 cache[probe] = self._steps_of(r)
             estimate = cache[probe]
-            if (estimate is None or not math.isfinite(estimate.high)) and self._reads_on_reference(r):
+            if ((estimate is None or not math.isfinite(estimate.high)) and key not in self.behind
+                    and self._reads_on_reference(r)):
                 estimate = self._on_reference(r.config)
                 self.on_reference.add(key)
-            if estimate is not None:
-                (self.iterations if math.isfinite(estimate.value) else self.out_of_reach)[key] = estimate
+            if estimate is None:
+                continue
+            if math.isfinite(estimate.value) and key not in self.behind:  # behind: no donor, itself carried
+                self.iterations[key] = estimate
+            elif not math.isfinite(estimate.value):
+                self.out_of_reach[key] = estimate
+
+    def _behind(self) -> set[str]:
+        """Forks whose loss ends clearly above the warm-up's continuation beside them, or above
+        their own start (predictor.fork_level): whatever their rate or carry reads, nothing bounds
+        how long they need, and they can win no ranking by their risk-aware score."""
+        if self.fork is None:
+            return set()
+        noise = self.fork.reference.noise
+        continued = self.results.get(self.fork.config.key())
+        if continued is not None and continued.parent != self.fork.key:
+            continued = None
+        return {key for key, r in self.results.items()
+                if r.parent == self.fork.key and r is not continued and r.reached_iteration is None
+                and not r.diverged and not r.error
+                and (lost_ground(r, noise) or (continued is not None and level_above(r, continued, noise)))}
 
     def _steps_of(self, result: ProbeResult) -> Estimate | None:
         """Iterations from the epoch's origin to the target for one measured lineage."""
@@ -264,6 +286,13 @@ class TtcModel:
         return float(np.clip(-slope, 0.0, 1.0))
 
     def steps(self, config: Config) -> Estimate | None:
+        """Iterations to the target (``measured_or_carried``), open above for a fork ``behind``."""
+        estimate = self.measured_or_carried(config)
+        if estimate is not None and config.key() in self.behind:
+            return Estimate(estimate.value, estimate.low, math.inf)
+        return estimate
+
+    def measured_or_carried(self, config: Config) -> Estimate | None:
         """Iterations to the target: the probe's own, else the nearest same-class probe's, carried
         over batch (noise scale) and effective learning rate. A probe whose own curve levels off
         above the target is not rescued by a carry: its measurement outranks a neighbour's.

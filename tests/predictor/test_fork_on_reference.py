@@ -9,15 +9,8 @@ import pytest
 
 from predictor.reference_curve import ReferenceCurve, continued_remaining
 from predictor.types import ProbeResult
-from tests.predictor.test_reference_curve import CONFIG, WARMUP, fork, warmup_curve
+from tests.predictor.test_reference_curve import CONFIG, WARMUP, fork
 from tests.predictor.test_speed_first import TARGET, model_of
-
-
-@pytest.fixture
-def reference() -> ReferenceCurve:
-    fitted = ReferenceCurve.fit(warmup_curve(noise=0.01))
-    assert fitted is not None
-    return fitted
 
 
 def stalled(**change: object) -> ProbeResult:

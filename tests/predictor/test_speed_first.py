@@ -7,22 +7,16 @@ import math
 
 import pytest
 
+from predictor.fork_level import level_above
 from predictor.reference_curve import ReferenceCurve
 from predictor.se_model import Estimate
-from predictor.speed_first import by_speed, level_above, rest_of_run, unresolved
+from predictor.speed_first import by_speed, rest_of_run, unresolved
 from predictor.ttc_model import ForkPoint, TtcModel, finished, noise_temperature
 from predictor.types import Prediction, ProbeResult
-from tests.predictor.test_reference_curve import CONFIG, WARMUP, fork, warmup_curve
+from tests.predictor.test_reference_curve import CONFIG, WARMUP, fork
 
 TARGET = 0.12
 REST = Estimate(1000.0, 800.0, 1300.0)
-
-
-@pytest.fixture
-def reference() -> ReferenceCurve:
-    fitted = ReferenceCurve.fit(warmup_curve(noise=0.01))
-    assert fitted is not None and fitted.noise > 0
-    return fitted
 
 
 def moved(result: ProbeResult, speedup: float = 1.0, level: float = 0.0, **change: object) -> ProbeResult:
