@@ -68,7 +68,7 @@ def ranking(study: Study, plan_key: str | None) -> list[RankedConfig]:
     plan_score = conservative(plan_prediction) if plan_prediction else math.inf
     kept = plan_key is not None and study.baseline is not None and plan_key == study.baseline.key()
     any_bounded = bounded(study.predictions)
-    unstable = study.unstable()
+    unstable, behind = study.unstable(), study.behind()
     rows = []
     for key, view in views.items():
         prediction = study.predictions.get(key)
@@ -86,6 +86,10 @@ def ranking(study: Study, plan_key: str | None) -> list[RankedConfig]:
                                       else "the lowest risk-aware score" if any_bounded
                                       else "no prediction is bounded above: the best point of the "
                                            "baseline and the warm-up's recipe, read on the warm-up's curve")
+        elif key in behind:
+            status, reason = "lost", ("its loss ended above the warm-up continued beside it, or above "
+                                      "where it started, by more than the noise: a transient no "
+                                      "short fork reads, so nothing bounds how long it needs")
         elif prediction is None or not math.isfinite(prediction.ttc_seconds):
             status, reason = "lost", "its curve supports no prediction of reaching the target"
         elif not any_bounded and not kept and (

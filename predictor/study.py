@@ -98,6 +98,11 @@ class Study:
         """Config keys that diverged on a second seed: never planned, whatever the probes' seed showed."""
         return {r.config.key() for r in self.seed_checks.values() if r.diverged}
 
+    def behind(self) -> set[str]:
+        """Config keys of forks whose loss ended clearly above the warm-up continued, or above their
+        start (predictor.fork_level): open above, whatever their rate or carry reads."""
+        return self.model.behind if self.model is not None else set()
+
     def evidence_of(self, key: str) -> list[str]:
         """The probe keys of config ``key``'s lineages (its seed checks and timings are not its
         evidence)."""

@@ -66,33 +66,50 @@ def test_the_baseline_is_held_to_the_risk_aware_score_like_every_other_config() 
     assert planned(predictions, "baseline", set()) == "baseline"
 
 
+RECIPE = Config("sync", 1, 4, batch_size=32, lr=0.01, momentum=0.9)
+FORK = RECIPE.replace(strategy="async_groups", groups=2, momentum=0.3)
+
+
+@dataclass
+class _Study:
+    """What ``ranking`` reads of a study: the recipe and one fork, both measured 50 iterations."""
+
+    predictions: dict[str, Prediction]
+    baseline: Config | None = None
+    probes: list[ProbeResult] = field(default_factory=list)
+    pruned: set[str] = field(default_factory=set)
+    behind_keys: set[str] = field(default_factory=set)
+
+    def views(self) -> dict[str, ProbeResult]:
+        return {c.key(): ProbeResult(c, 50, 1e-3, [(0, 0.0, 1.0), (50, 1e-3, 0.9)], [2e-5])
+                for c in (RECIPE, FORK)}
+
+    def confidence_of(self, key: str) -> Confidence:
+        return Confidence("none", "unbounded")
+
+    def evidence_of(self, key: str) -> list[str]:
+        return []
+
+    def unstable(self) -> set[str]:
+        return set()
+
+    def behind(self) -> set[str]:
+        return self.behind_keys
+
+
 def test_the_ranking_says_why_an_unbounded_point_lost_to_an_incumbent() -> None:
-    recipe = Config("sync", 1, 4, batch_size=32, lr=0.01, momentum=0.9)
-    fork = recipe.replace(strategy="async_groups", groups=2, momentum=0.3)
-
-    @dataclass
-    class Study:
-        predictions: dict[str, Prediction]
-        baseline: Config | None = None
-        probes: list[ProbeResult] = field(default_factory=list)
-        pruned: set[str] = field(default_factory=set)
-
-        def views(self) -> dict[str, ProbeResult]:
-            return {c.key(): ProbeResult(c, 50, 1e-3, [(0, 0.0, 1.0), (50, 1e-3, 0.9)], [2e-5])
-                    for c in (recipe, fork)}
-
-        def confidence_of(self, key: str) -> Confidence:
-            return Confidence("none", "unbounded")
-
-        def evidence_of(self, key: str) -> list[str]:
-            return []
-
-        def unstable(self) -> set[str]:
-            return set()
-
-    study = Study({recipe.key(): _prediction(0.099, INF), fork.key(): _prediction(0.08, INF)})
-    plan_key = planned(study.predictions, None, {recipe.key()})
+    study = _Study({RECIPE.key(): _prediction(0.099, INF), FORK.key(): _prediction(0.08, INF)})
+    plan_key = planned(study.predictions, None, {RECIPE.key()})
     rows = {row.config.key(): row for row in ranking(study, plan_key)}
-    assert rows[recipe.key()].status == "plan" and "no prediction is bounded" in rows[recipe.key()].reason
-    assert rows[recipe.key()].reason.endswith("the warm-up's recipe, read on the warm-up's curve")
-    assert rows[fork.key()].status == "lost" and "no upper end" in rows[fork.key()].reason
+    assert rows[RECIPE.key()].status == "plan" and "no prediction is bounded" in rows[RECIPE.key()].reason
+    assert rows[RECIPE.key()].reason.endswith("the warm-up's recipe, read on the warm-up's curve")
+    assert rows[FORK.key()].status == "lost" and "no upper end" in rows[FORK.key()].reason
+
+
+def test_the_ranking_says_a_fork_whose_loss_rose_is_behind() -> None:
+    study = _Study({RECIPE.key(): _prediction(0.099, 0.12), FORK.key(): _prediction(0.05, INF)},
+                   behind_keys={FORK.key()})
+    rows = {row.config.key(): row for row in ranking(study, planned(study.predictions, None, set()))}
+    assert rows[RECIPE.key()].status == "plan"
+    fork = rows[FORK.key()]
+    assert fork.status == "lost" and "ended above the warm-up continued" in fork.reason
