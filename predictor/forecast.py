@@ -24,7 +24,9 @@ The forecast is in the *anchor*'s iterations — the lineage whose curve the stu
 longest (the warm-up for a forked plan, the plan's own lineage otherwise) — and mapped to the
 plan's seconds by the pooled model's own pace (predictor.ttc_model): a forked config's rate
 against the warm-up, its speed. The measured lower bound (predictor.no_number) holds: no
-quantile is below it. The p90 is open only where the loss was seen levelling off above the target.
+quantile is below it, at the pace a fresh run may take where the study's own probes of one config
+differed from one run to the next (predictor.he_model.rerun_spread). The p90 is open only where
+the loss was seen levelling off above the target.
 """
 
 from __future__ import annotations
@@ -70,7 +72,9 @@ class Anchor:
     anchor crossing K is ``measured_seconds + (K − origin) × pace``: ``measured_seconds`` is how
     long the plan's own run was measured (0 for a run from scratch), ``origin`` the anchor
     iteration that corresponds to (``end``, or 0 from scratch), ``pace`` the plan's seconds per
-    anchor iteration (the model's). ``speed`` is the plan's seconds/iteration, 80% interval."""
+    anchor iteration (the model's). ``speed`` is the plan's seconds/iteration, 80% interval.
+    ``rerun``: the log-sd by which a fresh run's pace differs from the one measured
+    (predictor.he_model.rerun_spread): the plan's run repeats the measured stretch at its own."""
 
     curve: list[tuple[int, float, float]]
     end: float
@@ -80,6 +84,7 @@ class Anchor:
     speed: Estimate
     reached_iteration: float | None = None
     reached_seconds: float | None = None
+    rerun: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -214,7 +219,10 @@ def _spread(model: Ensemble, k: np.ndarray, losses: np.ndarray, anchor: Anchor, 
     shape_sd = math.hypot(shape_sd, FORM_SIGMA * float(np.median(distance)))
     remaining = np.maximum(anchor.end - anchor.origin + past, 0.0)
     jitter = np.exp(rng.normal(0.0, 1.0, draws.shape) * math.hypot(extra, hardware))
-    ttc = (anchor.measured_seconds + remaining * anchor.pace * jitter).ravel()
+    measured = anchor.measured_seconds
+    if anchor.rerun > 0:  # a fresh run repeats the measured stretch at its own pace
+        measured = measured * np.exp(rng.normal(0.0, anchor.rerun, draws.shape))
+    ttc = (measured + remaining * anchor.pace * jitter).ravel()
     reading = _model_draws(point, ttc.size, math.hypot(max(seed_sd, SEED_FLOOR), hardware), rng)
     if reading is not None:
         ttc = np.concatenate([ttc, reading])
@@ -259,8 +267,8 @@ def forecast(prediction: Prediction, anchor: Anchor, target: float, seed: int = 
         return _unfitted(prediction, hardware)
     horizon = max(anchor.end * HORIZON,
                   2 * prediction.iterations if math.isfinite(prediction.iterations) else 0.0)
-    spread = _spread(model, k, losses, anchor, target, horizon, hardware, prediction.evidence_seconds, rng,
-                     point=prediction)
+    bound = prediction.evidence_seconds * math.exp(-Z80 * anchor.rerun)  # at a fresh run's pace
+    spread = _spread(model, k, losses, anchor, target, horizon, hardware, bound, rng, point=prediction)
     predicted = replace(prediction, ttc_seconds=spread.mid, ttc_low=spread.low, ttc_high=spread.high,
                         iterations=_iterations(prediction, anchor, spread.mid),
                         sources=_shares(max(spread.seed, SEED_FLOOR), spread.shape, hardware))

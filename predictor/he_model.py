@@ -235,6 +235,7 @@ class HeModel:
         self.call_seconds = call_seconds  # per backend call (one per evaluation chunk); 0: none seen
         self.timings = tuple(timings)  # what it was fitted to, for its out-of-sample spread
         self.measured = timing_errors(self.timings)  # he_key → the log standard error of its timing
+        self.rerun = rerun_spread(self.timings)  # log-sd of a config's s/it from one run to the next
         self.timed_allocations = {allocation(r.config) for r in self.timings}
 
     @classmethod
@@ -290,12 +291,14 @@ class HeModel:
         return out
 
     def sigma_of(self, config: Config) -> float:
-        """The log σ of ``config``'s s/it (predict's interval is exp(±z·σ))."""
+        """The log σ of ``config``'s s/it in a fresh run (predict's interval is exp(±z·σ)): the
+        model's error for it, with the machine's run-to-run spread (``rerun``)."""
         if (timing := self.measured.get(he_key(config))) is not None:
-            return math.hypot(self.sigma, timing)
+            return math.hypot(self.sigma, timing, self.rerun)
         timed = allocation(config) in self.timed_allocations
         floor = self.sigma if timed else 2.0 * self.sigma
-        return max(floor, self.held_out_sigma["batch" if timed else "allocation"] or 0.0)
+        held_out = self.held_out_sigma["batch" if timed else "allocation"] or 0.0
+        return math.hypot(max(floor, held_out), self.rerun)
 
 
 def timing_errors(timings: Sequence[ProbeResult]) -> dict[tuple, float]:
@@ -304,10 +307,34 @@ def timing_errors(timings: Sequence[ProbeResult]) -> dict[tuple, float]:
     step spread 0.67 on Ray (its groups' steps are unequal): a ±20% mean, not the fit's ±6%."""
     squares: dict[tuple, list[float]] = {}
     for r in timings:
-        steps = settled(r.step_seconds)
-        spread = steady_spread(r.step_seconds) / math.sqrt(steps.size) if steps.size > 1 else 0.0
-        squares.setdefault(he_key(r.config), []).append(spread**2 if math.isfinite(spread) else 0.0)
+        squares.setdefault(he_key(r.config), []).append(standard_error(r) ** 2)
     return {key: math.sqrt(sum(v)) / len(v) for key, v in squares.items()}
+
+
+def standard_error(timing: ProbeResult) -> float:
+    """The log standard error of one timing's mean s/it: its settled steps' spread over √count."""
+    steps = settled(timing.step_seconds)
+    spread = steady_spread(timing.step_seconds) / math.sqrt(steps.size) if steps.size > 1 else 0.0
+    return spread if math.isfinite(spread) else 0.0
+
+
+def rerun_spread(timings: Sequence[ProbeResult]) -> float:
+    """The log-sd of one config's s/it from one probe to the next beyond what each probe's own
+    standard error explains, pooled over the configs timed more than once (0 where none was):
+    what a fresh run of a measured config can differ by. On Ray on a shared 2-core machine the
+    plan's three truth runs of wide-teacher ran at 0.0087–0.0107 s/it against the study's 0.0099,
+    and the study's p10 (its warm-up's measured seconds) was above two of them. An exact clock
+    shows none."""
+    groups: dict[tuple, list[ProbeResult]] = {}
+    for r in timings:
+        groups.setdefault(he_key(r.config), []).append(r)
+    excess, dof = 0.0, 0
+    for same in (g for g in groups.values() if len(g) > 1):
+        logs = np.log([r.steady_seconds_per_iteration for r in same])
+        within = float(np.mean([standard_error(r) ** 2 for r in same]))
+        excess += (len(same) - 1) * (float(np.var(logs, ddof=1)) - within)
+        dof += len(same) - 1
+    return math.sqrt(max(excess / dof, 0.0)) if dof else 0.0
 
 
 def held_out_log_error(model: HeModel, key: Callable[[Config], tuple]) -> float | None:

@@ -13,6 +13,7 @@ The forecast (predictor.forecast) reads the longest curve behind the plan — it
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from predictor.forecast import Anchor, Curve, Forecast, forecast
 from predictor.lineages import Lineages, merge
@@ -70,4 +71,7 @@ def plan_forecast(view: ProbeResult, prediction: Prediction, model: TtcModel | N
     if model is None:
         return None
     anchor = anchor_of(view, prediction, model, lineages, fork, warmup_config, warmup, target)
-    return forecast(prediction, anchor, target, priors=priors) if anchor is not None else None
+    if anchor is None:
+        return None
+    rerun = model.he.rerun if model.he is not None else 0.0
+    return forecast(prediction, replace(anchor, rerun=rerun), target, priors=priors)

@@ -4,6 +4,7 @@ calibrated over seeded synthetic curves."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -161,6 +162,21 @@ def test_no_quantile_is_below_the_measured_lower_bound() -> None:
     outlook = forecast(Prediction(math.inf, 0.0, math.inf, STEP, math.inf, k[-1], bound), anchor, 0.25)
     assert outlook.prediction.ttc_low >= bound
     assert prediction.evidence_seconds < bound
+
+
+def test_a_fresh_run_may_repeat_the_measured_stretch_at_its_own_pace() -> None:
+    """Where the study's probes of one config ran 10% apart from one run to the next, the run the
+    plan forecasts may take its measured stretch faster: the lower bound comes down by that
+    spread, and no further. With an exact clock it stays what was measured."""
+    k = np.arange(EVERY, 1201, EVERY, dtype=float)
+    losses = noisy(power(k), 0.005, 0.5, seed=1)
+    prediction, anchor = unreached(k, losses)
+    target = float(power(k[-1:])[0]) * 0.98  # just past the evidence: the measured stretch dominates
+    exact = forecast(prediction, anchor, target).prediction
+    assert exact.ttc_low >= prediction.evidence_seconds
+    rerun = 0.1
+    fresh = forecast(prediction, dataclasses.replace(anchor, rerun=rerun), target).prediction
+    assert prediction.evidence_seconds * math.exp(-Z80 * rerun) <= fresh.ttc_low < prediction.evidence_seconds
 
 
 def test_a_falling_curve_has_a_finite_p90_and_a_levelled_one_an_open_p90() -> None:

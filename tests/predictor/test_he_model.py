@@ -184,3 +184,20 @@ def test_one_device_and_a_nodes_devices_are_different_allocations() -> None:
     one, node = Config("sync", 1, 1, batch_size=32), Config("sync", 1, 2, batch_size=32)
     assert allocation(one) != allocation(node)
     assert allocation(node) == allocation(node.replace(batch_size=64, lr=0.3))
+
+
+def test_a_config_timed_again_at_another_pace_widens_every_interval_by_the_run_to_run_spread() -> None:
+    """Two more timings of one config, 10% faster and slower with exact clocks: the machine's runs
+    differ by more than any timing's own error, and a fresh run of any config may too. One timing
+    per config shows nothing of it."""
+    rng = np.random.default_rng(5)
+    results = [_probe(c, TRUE, rng) for c in _configs([1, 2, 4], [16, 64])]
+    assert HeModel.fit(results).rerun == 0.0
+    first = results[0]
+    again = [dataclasses.replace(first, seconds=first.seconds * f,
+                                 step_seconds=[s * f for s in first.step_seconds]) for f in (1.1, 0.9)]
+    model = HeModel.fit([*results, *again])
+    assert model.rerun == pytest.approx(np.std(np.log([1.0, 1.1, 0.9]), ddof=1), rel=1e-6)
+    timed, untimed = model.predict([first.config, Config("sync", 8, 4, batch_size=32)])
+    assert np.log(timed.high / timed.value) == pytest.approx(Z80 * np.hypot(model.sigma, model.rerun))
+    assert np.log(untimed.high / untimed.value) >= Z80 * model.rerun
