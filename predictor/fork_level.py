@@ -44,6 +44,12 @@ def settled_level(result: ProbeResult) -> float:
     return level_in(result, settled_window(result))
 
 
+def beyond_noise(gap: float, noise: float) -> bool:
+    """A rise of the loss between two readings, each at the run's level ``noise``, that the noise
+    explains less than 80% of the time."""
+    return gap > Z80 * math.sqrt(2) * noise
+
+
 def level_above(fork: ProbeResult, continued: ProbeResult, noise: float) -> bool:
     """The fork's loss ends above the run's continuation over the same iterations (the
     continuation's own later half where it did not run them) by more than their noise can explain."""
@@ -51,10 +57,10 @@ def level_above(fork: ProbeResult, continued: ProbeResult, noise: float) -> bool
     beside = level_in(continued, window) if continued.end_iteration >= window[1] else math.inf
     if not math.isfinite(beside):
         beside = settled_level(continued)
-    return settled_level(fork) - beside > Z80 * math.sqrt(2) * noise
+    return beyond_noise(settled_level(fork) - beside, noise)
 
 
 def lost_ground(fork: ProbeResult, noise: float) -> bool:
     """The fork's loss ends above the loss it started from by more than the noise can explain."""
     start = next((loss for k, _, loss in fork.curve if k == fork.start_iteration), math.inf)
-    return settled_level(fork) - start > Z80 * math.sqrt(2) * noise
+    return beyond_noise(settled_level(fork) - start, noise)

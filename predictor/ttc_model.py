@@ -148,12 +148,9 @@ class TtcModel:
                     and self._reads_on_reference(r)):
                 estimate = self._on_reference(r.config)
                 self.on_reference.add(key)
-            if estimate is None:
-                continue
-            if math.isfinite(estimate.value) and key not in self.behind:  # behind: no donor, itself carried
-                self.iterations[key] = estimate
-            elif not math.isfinite(estimate.value):
-                self.out_of_reach[key] = estimate
+            if estimate is None or (key in self.behind and math.isfinite(estimate.value)):
+                continue  # behind: no donor, and itself carried
+            (self.iterations if math.isfinite(estimate.value) else self.out_of_reach)[key] = estimate
 
     def _behind(self) -> set[str]:
         """Forks whose loss ends clearly above the warm-up's continuation beside them, or above
