@@ -12,6 +12,10 @@ the warm-up's rate continued reaches the target in about 300 more.
 So a fork whose loss ends clearly above the warm-up continued beside it over the same iterations
 (or, where none ran as far, above its own start) is behind: the level noise of the run cannot
 explain the gap (80%, the difference of two readings each at that noise).
+
+The other way round, a cooler fork whose loss ends clearly *below* the continuation is ahead: it
+shed the gradient noise the warm-up's step kept the iterate in, a drop the warm-up's curve cannot
+read (predictor.ttc_model.shedding_noise), so it is measured further rather than left open.
 """
 
 from __future__ import annotations
@@ -50,14 +54,24 @@ def beyond_noise(gap: float, noise: float) -> bool:
     return gap > Z80 * math.sqrt(2) * noise
 
 
-def level_above(fork: ProbeResult, continued: ProbeResult, noise: float) -> bool:
-    """The fork's loss ends above the run's continuation over the same iterations (the
-    continuation's own later half where it did not run them) by more than their noise can explain."""
+def level_gap(fork: ProbeResult, continued: ProbeResult) -> float:
+    """The fork's settled loss less the run's continuation over the same iterations (the
+    continuation's own later half where it did not run them)."""
     window = settled_window(fork)
     beside = level_in(continued, window) if continued.end_iteration >= window[1] else math.inf
     if not math.isfinite(beside):
         beside = settled_level(continued)
-    return beyond_noise(settled_level(fork) - beside, noise)
+    return settled_level(fork) - beside
+
+
+def level_above(fork: ProbeResult, continued: ProbeResult, noise: float) -> bool:
+    """The fork's loss ends above the run's continuation by more than their noise can explain."""
+    return beyond_noise(level_gap(fork, continued), noise)
+
+
+def level_below(fork: ProbeResult, continued: ProbeResult, noise: float) -> bool:
+    """The fork's loss ends below the run's continuation by more than their noise can explain."""
+    return beyond_noise(-level_gap(fork, continued), noise)
 
 
 def lost_ground(fork: ProbeResult, noise: float) -> bool:

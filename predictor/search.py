@@ -57,6 +57,7 @@ import optuna
 from predictor.async_step import async_ladder, first_async_steps
 from predictor.confidence import MAX_DRIFT, assess
 from predictor.forecast import Curve
+from predictor.fork_level import beyond_noise
 from predictor.lineages import merge
 from predictor.planning import plan_of
 from predictor.reference_curve import ReferenceCurve, drift
@@ -453,7 +454,7 @@ class ColdStartSearch:
 
     def _halving(self) -> Iterator[list[ProbeRequest]]:
         """Stage 4: continue the leaders' forks (doubling) while the ranking or the leader's
-        prediction still depends on it."""
+        prediction still depends on it, and the forks ahead that no score can rank yet."""
         study = self.study
         for _ in range(HALVING_RUNGS):
             views = study.views()
@@ -463,16 +464,34 @@ class ColdStartSearch:
                             if k in study.predictions and k not in study.pruned
                             and v.reached_iteration is None and v.iterations >= length)
             leaders = [k for score, k in ranked if math.isfinite(score)][:HALVING_WIDTH]
-            if not leaders:
+            chosen = []
+            if leaders:
+                top = study.predictions[leaders[0]]
+                contested = len(leaders) > 1 and study.predictions[leaders[1]].ttc_low < top.ttc_high
+                if contested or assess(top, False, None).level not in ("high", "medium"):
+                    chosen = leaders if contested else leaders[:1]
+            chosen += self._unread_ahead(views)
+            if not chosen:
                 return
-            top = study.predictions[leaders[0]]
-            contested = len(leaders) > 1 and study.predictions[leaders[1]].ttc_low < top.ttc_high
-            if not contested and assess(top, False, None).level in ("high", "medium"):
-                return
-            chosen = leaders if contested else leaders[:1]
             start = study.fork.iteration if study.fork else 0
             yield [self._continue(study.lineages.tip(study.origin(), k),
                                   max(views[k].end_iteration - start, 1)) for k in chosen]
+
+    def _unread_ahead(self, views: dict[str, ProbeResult]) -> list[str]:
+        """Forks ahead of the warm-up continued (TtcModel.ahead) whose score is still open: a cooler
+        step drops the loss at once and then slows, and only a longer fork shows how much (on
+        wide-teacher two nodes a cooler fork that crossed the target after 100 iterations was left
+        open, and the plan ran a rate that stalls above it). Those the noise cannot tell from the
+        lowest go first, the cheapest per iteration among them."""
+        study = self.study
+        unread = [views[k] for k in study.ahead() if k in views and k not in study.pruned
+                  and not math.isfinite(study.score(views[k].config))]
+        if not unread or study.fork is None:
+            return []
+        lowest, noise = min(v.final_loss for v in unread), study.fork.reference.noise
+        order = sorted((beyond_noise(v.final_loss - lowest, noise), v.steady_seconds_per_iteration,
+                        v.config.key()) for v in unread)
+        return [key for *_, key in order][:HALVING_WIDTH]
 
 
 def adjacent(values: list[float] | list[int], current: float) -> list:  # type: ignore[type-arg]

@@ -103,6 +103,11 @@ class Study:
         start (predictor.fork_level): open above, whatever their rate or carry reads."""
         return self.model.behind if self.model is not None else set()
 
+    def ahead(self) -> set[str]:
+        """Config keys of cooler forks whose loss ended clearly below the warm-up continued
+        (predictor.fork_level): measured further until their own curve can be read."""
+        return self.model.ahead if self.model is not None else set()
+
     def evidence_of(self, key: str) -> list[str]:
         """The probe keys of config ``key``'s lineages (its seed checks and timings are not its
         evidence)."""

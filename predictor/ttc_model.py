@@ -34,15 +34,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from predictor.fork_level import level_above, lost_ground
+from predictor.fork_level import level_above, level_below, lost_ground
 from predictor.he_model import HeModel, seconds_per_iteration
 from predictor.noise_scale import noise_scale, steps_ratio, total_momentum
 from predictor.reference_curve import ReferenceCurve, continued_remaining, fork_rate
-from predictor.se_model import Z80, Estimate, iterations_to_target
+from predictor.se_model import MIN_POINTS, Z80, Estimate, extrapolate, iterations_to_target
 from predictor.types import Config, Prediction, ProbeResult
 
 TRANSFER_SIGMA = 0.15  # extra log-uncertainty when iterations are carried to another batch size
 LR_SIGMA = 0.5  # extra log-uncertainty per e-fold of effective learning rate carried over
+OWN_CURVE_POINTS = 2 * (MIN_POINTS + 1)  # a fork ahead is read on its own curve from this many evaluations
 MAX_TOTAL_MOMENTUM = 0.95  # μ + 1 − 1/g above this is treated as this (the formula is only a guide)
 
 
@@ -136,11 +137,13 @@ class TtcModel:
         self.out_of_reach: dict[str, Estimate] = {}  # probes whose own curve puts the target beyond reach
         self.on_reference: set[str] = set()  # forks read as the warm-up continued (their own reading: noise)
         self.behind = self._behind()  # forks whose loss ended clearly above the warm-up continued
+        self.ahead = self._ahead()  # cooler forks whose loss ended clearly below it
         self._continued: Estimate | None = None  # the warm-up continued from the fork to the target
         self._continuation_top: float | None = None  # the 80% top of the warm-up recipe's own rate
         clock = f"~{self._clock():.4g}" if fork is not None else ""  # a fork's bound above moves with it
         for key, r in self.results.items():
             probe = f"{key}#{r.start_iteration}+{r.iterations}@{self.origin_iteration}{clock}"
+            probe += "^" if key in self.ahead else ""
             if probe not in cache:
                 cache[probe] = self._steps_of(r)
             estimate = cache[probe]
@@ -152,20 +155,46 @@ class TtcModel:
                 continue  # behind: no donor, and itself carried
             (self.iterations if math.isfinite(estimate.value) else self.out_of_reach)[key] = estimate
 
+    def _continuation(self) -> ProbeResult | None:
+        """The warm-up's own config forked from its end: the run continued as it is."""
+        assert self.fork is not None
+        continued = self.results.get(self.fork.config.key())
+        return continued if continued is not None and continued.parent == self.fork.key else None
+
+    def _open_forks(self) -> dict[str, ProbeResult]:
+        """Forks of the warm-up other than its continuation that have not yet reached, diverged or
+        failed: the ones a level reading can still tell something about."""
+        if self.fork is None:
+            return {}
+        continued = self._continuation()
+        return {key: r for key, r in self.results.items()
+                if r.parent == self.fork.key and r is not continued and r.reached_iteration is None
+                and not r.diverged and not r.error}
+
     def _behind(self) -> set[str]:
         """Forks whose loss ends clearly above the warm-up's continuation beside them, or above
         their own start (predictor.fork_level): whatever their rate or carry reads, nothing bounds
         how long they need, and they can win no ranking by their risk-aware score."""
-        if self.fork is None:
+        forks = self._open_forks()
+        if not forks:
             return set()
-        noise = self.fork.reference.noise
-        continued = self.results.get(self.fork.config.key())
-        if continued is not None and continued.parent != self.fork.key:
-            continued = None
-        return {key for key, r in self.results.items()
-                if r.parent == self.fork.key and r is not continued and r.reached_iteration is None
-                and not r.diverged and not r.error
-                and (lost_ground(r, noise) or (continued is not None and level_above(r, continued, noise)))}
+        assert self.fork is not None
+        noise, continued = self.fork.reference.noise, self._continuation()
+        return {key for key, r in forks.items()
+                if lost_ground(r, noise) or (continued is not None and level_above(r, continued, noise))}
+
+    def _ahead(self) -> set[str]:
+        """Cooler forks (a lower noise temperature than the warm-up's) whose loss ends clearly below
+        the warm-up's continuation: they shed the noise the warm-up's step kept, a drop its curve
+        cannot read, so the search measures them further and they are read on their own curve."""
+        forks = self._open_forks()
+        continued = self._continuation() if forks else None
+        if continued is None:
+            return set()
+        assert self.fork is not None
+        noise, heat = self.fork.reference.noise, noise_temperature(self.fork.config)
+        return {key for key, r in forks.items()
+                if noise_temperature(r.config) < heat and level_below(r, continued, noise)}
 
     def _steps_of(self, result: ProbeResult) -> Estimate | None:
         """Iterations from the epoch's origin to the target for one measured lineage."""
@@ -178,12 +207,25 @@ class TtcModel:
         config = result.config
         done = result.end_iteration - self.origin_iteration
         rate = fork_rate(self.fork.reference, result, self.target, _momentum(config))
-        if rate is None:
-            return None
+        if rate is None or self.shedding_noise(config, rate.rate_low):
+            own = self._own_curve(result) if config.key() in self.ahead else None
+            if own is not None or rate is None:
+                return own
         remaining = rate.remaining
         if self.shedding_noise(config, rate.rate_low):  # a transient of the change: no bound above
             remaining = Estimate(remaining.value, remaining.low, math.inf)
         return Estimate(done + remaining.value, done + remaining.low, done + remaining.high)
+
+    def _own_curve(self, result: ProbeResult) -> Estimate | None:
+        """Iterations from the fork point to the target read on a fork's own curve, counted from
+        the fork, once it ran long enough that the later half ``extrapolate`` keeps lies past the
+        drop of the noise it shed (OWN_CURVE_POINTS evaluations); None before."""
+        points = [(k - result.start_iteration, loss) for k, _, loss in result.curve
+                  if k > result.start_iteration and math.isfinite(loss)]
+        if len(points) < OWN_CURVE_POINTS:
+            return None
+        k, losses = (np.array(column, dtype=float) for column in zip(*points, strict=True))
+        return extrapolate(k, losses, self.target)
 
     def shedding_noise(self, config: Config, rate_low: float) -> bool:
         """Whether a fork of ``config`` whose rate is at least ``rate_low`` reads as the drop of a
@@ -220,9 +262,9 @@ class TtcModel:
         of the fitted reference (on ``plateau`` the continuation read 2.06), and every fork with it."""
         assert self.fork is not None
         if self._continuation_top is None:
-            continued = self.results.get(self.fork.config.key())
+            continued = self._continuation()
             rate = (fork_rate(self.fork.reference, continued, self.target, _momentum(continued.config))
-                    if continued is not None and continued.parent == self.fork.key else None)
+                    if continued is not None else None)
             self._continuation_top = rate.rate_high if rate is not None else 1.0
         return max(1.0, self._continuation_top)
 

@@ -433,3 +433,65 @@ def test_a_one_device_warm_up_that_stops_descending_hands_over_to_the_recipe_on_
     assert fork.key == search.study.lineages.chain_of(None, recipe.key())[-1].probe_key
     plan = search.plan("s")
     assert plan.warmup is None or plan.warmup.config == recipe
+
+
+@dataclass
+class _AheadStudy:
+    """What ``_halving`` reads of a study whose forks are ahead of the warm-up continued and that no
+    score ranks yet (every prediction open above)."""
+
+    forks: dict[str, ProbeResult]
+    noise: float = 0.01
+
+    def __post_init__(self) -> None:
+        self.predictions: dict[str, Prediction] = {}
+        self.pruned: set[str] = set()
+        self.fork = type("Fork", (), {"iteration": 100, "key": "warmup",
+                                      "reference": type("Reference", (), {"noise": self.noise})})
+        self.lineages = self
+
+    def views(self) -> dict[str, ProbeResult]:
+        return self.forks
+
+    def ahead(self) -> set[str]:
+        return set(self.forks)
+
+    def score(self, config: Config) -> float:
+        return math.inf
+
+    def origin(self) -> str:
+        return "warmup"
+
+    def tip(self, origin: str, key: str) -> ProbeResult:
+        return self.forks[key]
+
+    def best_measured_ttc(self) -> float:
+        return math.inf
+
+    @property
+    def segments(self) -> dict[str, ProbeResult]:
+        return {}
+
+
+def _ahead_fork(nodes: int, lr: float, loss: float, step: float) -> ProbeResult:
+    config = Config("sync", nodes, 1, batch_size=16, lr=lr)
+    return ProbeResult(config, 20, 20 * step, [(100, 0.0, 0.7), (120, 20 * step, loss)], [step] * 20,
+                       key=f"{config.key()}#100", parent="warmup", start_iteration=100)
+
+
+def test_halving_lengthens_the_cheapest_forks_ahead_that_the_noise_cannot_tell_from_the_lowest() -> None:
+    """A cooler step drops the loss at once and then slows; until a fork ahead has run long enough
+    for its own curve, no score bounds it, and halving measures it further: of those level with the
+    lowest within the noise the cheapest per iteration, never one clearly above it."""
+    forks = {f.config.key(): f for f in (
+        _ahead_fork(2, 0.1, 0.450, step=3e-3),  # the lowest, on a slow allocation
+        _ahead_fork(1, 0.1, 0.455, step=1e-4),  # level with it, and 30 times cheaper
+        _ahead_fork(1, 0.03, 0.459, step=2e-4),
+        _ahead_fork(1, 0.01, 0.600, step=1e-5),  # the cheapest, clearly above the lowest
+    )}
+    search = ColdStartSearch(SPACE, LONG, 0.3)
+    search.study = _AheadStudy(forks)  # type: ignore[assignment]
+    continued = next(search._halving())
+    assert [r.config.key() for r in continued] == [
+        Config("sync", 1, 1, batch_size=16, lr=lr).key() for lr in (0.1, 0.03)]
+    assert all(r.max_iterations == 20 and r.parent == f"{r.config.key()}#100" for r in continued)
