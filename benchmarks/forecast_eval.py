@@ -70,17 +70,26 @@ def score_run(predicted: dict[str, Any], truth: float | None) -> dict[str, Any]:
 
 
 def score_eta(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """The training's ETA at 25/50/75% of its run against the seconds the run actually had left."""
+    """The training's ETA at 25/50/75% of its run against the seconds the run actually had left:
+    the last ETA at or before that share of the run's iterations. A share the run passed while it
+    was still tuning has no ETA yet (the plan is the forecast there) and is not scored."""
     eta = result.get("eta") or []
     if not result.get("reached") or not eta:
         return []
     end = result["ttc_seconds"] - result["tuning_cluster_seconds"]  # the run's own seconds at the target
     scored = []
     for share in ETA_SHARES:
-        entry = min(eta, key=lambda e: abs(e["iteration"] - share * result["iterations"]))
+        at = share * result["iterations"]
+        before = [e for e in eta if e["iteration"] <= at]
+        common = {"share": share, "run_iterations": result["iterations"]}
+        if not before:
+            why = f"no ETA yet: the first came at iteration {eta[0]['iteration']}"
+            scored.append({**common, "iteration": None, "error": None, "why": why})
+            continue
+        entry = before[-1]
         truth = end - entry["seconds"]
         p10, p50, p90 = entry["remaining_p10"], entry["remaining_p50"], entry["remaining_p90"]
-        scored.append({"share": share, "iteration": entry["iteration"], "truth": truth, "p50": p50,
+        scored.append({**common, "iteration": entry["iteration"], "truth": truth, "p50": p50,
                        "error": abs(p50 - truth) / truth if p50 is not None and truth > 0 else None,
                        "covered": p10 is not None and p10 <= truth <= (math.inf if p90 is None else p90)})
     return scored
@@ -200,7 +209,14 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
         "regret": _regrets(results),
         "eta_median_error": {f"{share:.0%}": median([e["error"] for r in results for e in r["eta"]
                                                       if e["share"] == share]) for share in ETA_SHARES},
+        "eta_scored": {f"{share:.0%}": _scored(results, share) for share in ETA_SHARES},
     }
+
+
+def _scored(results: list[dict[str, Any]], share: float) -> str:
+    """How many trainings had an ETA at ``share`` of their run, of those that reached."""
+    entries = [e for r in results for e in r["eta"] if e["share"] == share]
+    return f"{sum(e['iteration'] is not None for e in entries)}/{len(entries)}"
 
 
 def median(values: list[float | None]) -> float | None:

@@ -1,0 +1,27 @@
+"""forecast_eval scores ``ttc train``'s ETA at a share of the run with the ETA it had by then, never
+a later one (benchmarks/forecast_eval.py)."""
+
+from __future__ import annotations
+
+from benchmarks.forecast_eval import score_eta
+
+
+def training(first_eta_at: int) -> dict[str, object]:
+    """A 4,000-iteration run at 1 ms per iteration whose ETAs start once its tuning ended."""
+    eta = [{"iteration": k, "seconds": k * 1e-3, "remaining_p10": 1.0, "remaining_p50": 2.0,
+            "remaining_p90": 3.0} for k in range(first_eta_at, 4000, 500)]
+    return {"reached": True, "iterations": 4000, "ttc_seconds": 4.5, "tuning_cluster_seconds": 0.5,
+            "eta": eta}
+
+
+def test_each_share_is_scored_with_the_last_eta_at_or_before_it() -> None:
+    scored = score_eta(training(first_eta_at=500))
+    assert [e["iteration"] for e in scored] == [1000, 2000, 3000]
+    assert [e["truth"] for e in scored] == [3.0, 2.0, 1.0]
+
+
+def test_a_share_the_run_passed_while_still_tuning_has_no_eta_and_no_error() -> None:
+    """The first ETA at 3,500 iterations is the 87% point: it says nothing of the ETA at 25%."""
+    scored = score_eta(training(first_eta_at=3500))
+    assert [e["iteration"] for e in scored] == [None, None, None]
+    assert all(e["error"] is None and "no ETA yet" in e["why"] for e in scored)
