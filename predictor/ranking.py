@@ -68,7 +68,7 @@ def ranking(study: Study, plan_key: str | None) -> list[RankedConfig]:
     plan_score = conservative(plan_prediction) if plan_prediction else math.inf
     kept = plan_key is not None and study.baseline is not None and plan_key == study.baseline.key()
     any_bounded = bounded(study.predictions)
-    unstable, behind = study.unstable(), study.behind()
+    unstable, behind, ahead = study.unstable(), study.behind(), study.ahead()
     rows = []
     for key, view in views.items():
         prediction = study.predictions.get(key)
@@ -90,6 +90,10 @@ def ranking(study: Study, plan_key: str | None) -> list[RankedConfig]:
             status, reason = "lost", ("its loss ended above the warm-up continued beside it, or above "
                                       "where it started, by more than the noise: a transient no "
                                       "short fork reads, so nothing bounds how long it needs")
+        elif key in ahead and (prediction is None or not math.isfinite(prediction.ttc_high)):
+            status, reason = "lost", ("its loss dropped below the warm-up continued, as a cooler step's "
+                                      "does when it sheds the gradient noise, and it was not run long "
+                                      "enough past the drop to read its own pace")
         elif prediction is None or not math.isfinite(prediction.ttc_seconds):
             status, reason = "lost", "its curve supports no prediction of reaching the target"
         elif not any_bounded and not kept and (

@@ -79,6 +79,7 @@ class _Study:
     probes: list[ProbeResult] = field(default_factory=list)
     pruned: set[str] = field(default_factory=set)
     behind_keys: set[str] = field(default_factory=set)
+    ahead_keys: set[str] = field(default_factory=set)
 
     def views(self) -> dict[str, ProbeResult]:
         return {c.key(): ProbeResult(c, 50, 1e-3, [(0, 0.0, 1.0), (50, 1e-3, 0.9)], [2e-5])
@@ -95,6 +96,9 @@ class _Study:
 
     def behind(self) -> set[str]:
         return self.behind_keys
+
+    def ahead(self) -> set[str]:
+        return self.ahead_keys
 
 
 def test_the_ranking_says_why_an_unbounded_point_lost_to_an_incumbent() -> None:
@@ -113,3 +117,11 @@ def test_the_ranking_says_a_fork_whose_loss_rose_is_behind() -> None:
     assert rows[RECIPE.key()].status == "plan"
     fork = rows[FORK.key()]
     assert fork.status == "lost" and "ended above the warm-up continued" in fork.reason
+
+
+def test_the_ranking_says_a_fork_ahead_left_open_was_not_run_past_its_drop() -> None:
+    study = _Study({RECIPE.key(): _prediction(0.099, 0.12), FORK.key(): _prediction(0.05, INF)},
+                   ahead_keys={FORK.key()})
+    rows = {row.config.key(): row for row in ranking(study, planned(study.predictions, None, set()))}
+    fork = rows[FORK.key()]
+    assert fork.status == "lost" and "dropped below the warm-up continued" in fork.reason

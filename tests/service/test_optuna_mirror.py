@@ -82,6 +82,9 @@ class _KeptBaselineStudy:
     def behind(self) -> set[str]:
         return set()
 
+    def ahead(self) -> set[str]:
+        return set()
+
 
 def test_a_kept_plan_without_a_risk_aware_score_still_has_the_least_value() -> None:
     """A challenger's finite score must not undercut a plan whose score is unbounded: every value
