@@ -199,6 +199,8 @@ def truth(spec: Spec, plan: Plan, seeds: list[int]) -> list[dict[str, Any]]:
         runs.append({"seed": seed, "reached_seconds": run.reached_seconds, "diverged": run.diverged,
                      "iterations": run.iterations,
                      "seconds_per_iteration": run.seconds_per_iteration,
+                     # the plan's config past its warm-up: the last segment's settled steps
+                     "plan_seconds_per_iteration": run.steady_seconds_per_iteration,
                      "wall_seconds": time.perf_counter() - started})
     return runs
 
@@ -211,7 +213,7 @@ def evaluate(layout: str, workload: str, seeds: list[int]) -> dict[str, Any]:
         he = he_check(spec, plan, probes)
     predicted = plan.to_dict()["predicted"]
     scores = [{"seed": r["seed"], **score_run(predicted, r["reached_seconds"])} for r in runs]
-    plan_measured = statistics.median(r["seconds_per_iteration"] for r in runs)
+    plan_measured = statistics.median(r["plan_seconds_per_iteration"] for r in runs)
     return {
         "scenario": f"{layout}/{workload}", "config": plan.config.key(),
         "warmup": plan.warmup.to_dict() if plan.warmup else None,
