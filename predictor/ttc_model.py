@@ -207,12 +207,13 @@ class TtcModel:
         config = result.config
         done = result.end_iteration - self.origin_iteration
         rate = fork_rate(self.fork.reference, result, self.target, _momentum(config))
-        if rate is None or self.shedding_noise(config, rate.rate_low):
+        shedding = rate is not None and self.shedding_noise(config, rate.rate_low)
+        if rate is None or shedding:
             own = self._own_curve(result) if config.key() in self.ahead else None
             if own is not None or rate is None:
                 return own
         remaining = rate.remaining
-        if self.shedding_noise(config, rate.rate_low):  # a transient of the change: no bound above
+        if shedding:  # a transient of the change: no bound above
             remaining = Estimate(remaining.value, remaining.low, math.inf)
         return Estimate(done + remaining.value, done + remaining.low, done + remaining.high)
 
