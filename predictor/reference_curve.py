@@ -230,6 +230,16 @@ def settling_iterations(momentum: float) -> float:
     return max(1.0 / (1.0 - min(momentum, 0.99)), 4.0)
 
 
+def fork_points(fork: ProbeResult) -> tuple[np.ndarray, np.ndarray]:
+    """(iterations since the fork, losses) of a fork's finite evaluations after its start."""
+    points = [(k - fork.start_iteration, loss) for k, _, loss in fork.curve
+              if k > fork.start_iteration and math.isfinite(loss)]
+    if not points:
+        return np.empty(0), np.empty(0)
+    j, losses = (np.array(c, dtype=float) for c in zip(*points, strict=True))
+    return j, losses
+
+
 def fork_rate(reference: ReferenceCurve, fork: ProbeResult, target: float, momentum: float = 0.0
               ) -> ForkRate | None:
     """Rate and remaining iterations of ``fork`` (a probe started from a lineage's checkpoint).
@@ -240,11 +250,9 @@ def fork_rate(reference: ReferenceCurve, fork: ProbeResult, target: float, momen
     """
     if fork.diverged or fork.error:
         return None
-    points = [(k - fork.start_iteration, loss) for k, _, loss in fork.curve
-              if k > fork.start_iteration and math.isfinite(loss)]
-    if len(points) < MIN_POINTS:
+    j_all, l_all = fork_points(fork)
+    if j_all.size < MIN_POINTS:
         return None
-    j_all, l_all = (np.array(c, dtype=float) for c in zip(*points, strict=True))
     settled = j_all >= min(j_all[-1] / 2, settling_iterations(momentum))
     j, losses = j_all[settled], l_all[settled]
     line = _rate_line(reference, reference.params, j, losses)

@@ -37,7 +37,7 @@ import numpy as np
 from predictor.fork_level import level_above, level_below, lost_ground
 from predictor.he_model import HeModel, seconds_per_iteration
 from predictor.noise_scale import noise_scale, steps_ratio, total_momentum
-from predictor.reference_curve import ReferenceCurve, continued_remaining, fork_rate
+from predictor.reference_curve import ReferenceCurve, continued_remaining, fork_points, fork_rate
 from predictor.se_model import MIN_POINTS, Z80, Estimate, extrapolate, iterations_to_target
 from predictor.types import Config, Prediction, ProbeResult
 
@@ -164,8 +164,7 @@ class TtcModel:
     def _open_forks(self) -> dict[str, ProbeResult]:
         """Forks of the warm-up other than its continuation that have not yet reached, diverged or
         failed: the ones a level reading can still tell something about."""
-        if self.fork is None:
-            return {}
+        assert self.fork is not None
         continued = self._continuation()
         return {key: r for key, r in self.results.items()
                 if r.parent == self.fork.key and r is not continued and r.reached_iteration is None
@@ -175,25 +174,20 @@ class TtcModel:
         """Forks whose loss ends clearly above the warm-up's continuation beside them, or above
         their own start (predictor.fork_level): whatever their rate or carry reads, nothing bounds
         how long they need, and they can win no ranking by their risk-aware score."""
-        forks = self._open_forks()
-        if not forks:
+        if self.fork is None:
             return set()
-        assert self.fork is not None
         noise, continued = self.fork.reference.noise, self._continuation()
-        return {key for key, r in forks.items()
+        return {key for key, r in self._open_forks().items()
                 if lost_ground(r, noise) or (continued is not None and level_above(r, continued, noise))}
 
     def _ahead(self) -> set[str]:
         """Cooler forks (a lower noise temperature than the warm-up's) whose loss ends clearly below
         the warm-up's continuation: they shed the noise the warm-up's step kept, a drop its curve
         cannot read, so the search measures them further and they are read on their own curve."""
-        forks = self._open_forks()
-        continued = self._continuation() if forks else None
-        if continued is None:
+        if self.fork is None or (continued := self._continuation()) is None:
             return set()
-        assert self.fork is not None
         noise, heat = self.fork.reference.noise, noise_temperature(self.fork.config)
-        return {key for key, r in forks.items()
+        return {key for key, r in self._open_forks().items()
                 if noise_temperature(r.config) < heat and level_below(r, continued, noise)}
 
     def _steps_of(self, result: ProbeResult) -> Estimate | None:
@@ -221,12 +215,8 @@ class TtcModel:
         """Iterations from the fork point to the target read on a fork's own curve, counted from
         the fork, once it ran long enough that the later half ``extrapolate`` keeps lies past the
         drop of the noise it shed (OWN_CURVE_POINTS evaluations); None before."""
-        points = [(k - result.start_iteration, loss) for k, _, loss in result.curve
-                  if k > result.start_iteration and math.isfinite(loss)]
-        if len(points) < OWN_CURVE_POINTS:
-            return None
-        k, losses = (np.array(column, dtype=float) for column in zip(*points, strict=True))
-        return extrapolate(k, losses, self.target)
+        k, losses = fork_points(result)
+        return extrapolate(k, losses, self.target) if k.size >= OWN_CURVE_POINTS else None
 
     def shedding_noise(self, config: Config, rate_low: float) -> bool:
         """Whether a fork of ``config`` whose rate is at least ``rate_low`` reads as the drop of a
