@@ -228,6 +228,9 @@ def _tune_on_server(server: str, spec: Spec, token: str | None, as_json: bool) -
             if bar is not None:
                 finished += 1
                 bar.update(finished, data.get("predicted_ttc"))
+        elif kind == "probes_predicted" and bar is not None:  # the batch told: its predictions
+            for row in data["probes"]:
+                bar.update(finished, row["predicted_ttc"])
 
     try:
         with bar or contextlib.nullcontext():

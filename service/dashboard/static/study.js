@@ -2,7 +2,7 @@
 "use strict";
 
 const studyId = decodeURIComponent(location.pathname.split("/").filter(Boolean).pop());
-const EVENT_KINDS = ["state", "probe_started", "probe_finished", "plan", "resumed",
+const EVENT_KINDS = ["state", "probe_started", "probe_finished", "probes_predicted", "plan", "resumed",
   "training", "training_segment", "training_resumed"];
 const view = { data: null, sort: { key: "number", dir: 1 }, charts: null, training: null, stream: null, timer: null };
 
