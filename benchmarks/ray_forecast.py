@@ -7,8 +7,8 @@ then the plan run *as planned* (its warm-up included) on truth seeds 1, 2, 3 wit
 * **HE** — the HE model fitted to the study's probes (its timings included), predicting
   seconds/iteration of the configs the probes ran, of each again refitted without its own probes
   and without its whole allocation's (out of sample: what the model says of a config, or an
-  allocation, it never saw), and of configs they never ran, each against a fresh measurement (a
-  short run of it after the study) and, for the plan, against the truth runs' own s/it;
+  allocation, it never saw), and of configs they never ran, each against fresh measurements (the
+  median of three short runs of it after the study) and, for the plan, against the truth runs' own s/it;
 * **forecast** — the plan's p10/p50/p90 TTC against each truth run's TTC (Ray seconds: the
   training steps' wall clock, evaluations not counted, as every backend counts);
 * **overhead** — the study's wall time split into Ray start-up, device actors' start
@@ -16,7 +16,10 @@ then the plan run *as planned* (its warm-up included) on truth seeds 1, 2, 3 wit
   the probe tasks, the search), against the plan's run.
 
 Layouts: ``local`` — one node × 2 CPU devices on a local Ray; ``two_node`` — a local two-node Ray
-cluster (``ray start`` twice, 2 CPUs each, as the deploy tests start one) with one device per node.
+cluster (``ray start`` twice) with one device per node, each node given 1 CPU: two machines of
+one core, which is what this 2-core machine holds. Given 2 CPUs each (as the deploy tests start
+them), the study's probe host ran two probes of both nodes side by side, four device processes on
+two cores, and read their steps up to twice as slow as a run alone.
 
     nice python benchmarks/ray_forecast.py [--layouts local,two_node] [--workloads charlm]
         [--truth-seeds 1,2,3] [--out docs/results/ray_forecast.json]
@@ -76,6 +79,7 @@ WORKLOADS: dict[str, dict[str, Any]] = {
 }
 USER_MODULES = "wide_teacher"  # allowlisted (TTC_WORKLOAD_MODULES) for the study and its nodes
 MEASURE_STEPS = 150  # a fresh measurement of one config's s/it (its warm-up steps are dropped by rule)
+MEASURE_RUNS = 3  # fresh measurements per config; the median is the reference
 RUN_MAX_ITERATIONS = 100_000
 
 
@@ -106,7 +110,7 @@ def cluster_for(layout: str) -> Iterator[tuple[dict[str, str], float]]:
         return
     started = time.perf_counter()
     hidden = Path(tempfile.mkdtemp(prefix="ttc-hidden-"))
-    nodes = start_nodes([2, 2], Path(tempfile.mkdtemp(prefix="ttc-ray-logs-")), hidden=hidden)
+    nodes = start_nodes([1, 1], Path(tempfile.mkdtemp(prefix="ttc-ray-logs-")), hidden=hidden)
     try:
         yield {**nodes.client_env, "RAY_ADDRESS": nodes.gcs_address}, time.perf_counter() - started
     finally:
@@ -147,9 +151,15 @@ def unprobed(spec: Spec, probed: set[tuple[Any, ...]], plan: Config) -> list[Con
     return out
 
 
-def measure(spec: Spec, config: Config) -> float:
-    """A fresh short run's steady s/it (the rule drops its warm-up steps)."""
-    return run_config(spec, config, math.inf, MEASURE_STEPS).steady_seconds_per_iteration
+def measure(spec: Spec, configs: list[Config]) -> list[list[float]]:
+    """Each config's steady s/it (the rule drops its warm-up steps) in MEASURE_RUNS fresh short
+    runs, taken round-robin so that the machine's drift falls on every config alike: one run of a
+    two-device config on this machine differs from the next by up to a fifth."""
+    runs: list[list[float]] = [[] for _ in configs]
+    for _ in range(MEASURE_RUNS):
+        for config, measured in zip(configs, runs, strict=True):
+            measured.append(run_config(spec, config, math.inf, MEASURE_STEPS).steady_seconds_per_iteration)
+    return runs
 
 
 def held_out(probes: list[ProbeResult], config: Config,
@@ -179,10 +189,12 @@ def he_check(spec: Spec, plan: Plan, probes: list[ProbeResult]) -> list[dict[str
     rows = [(config, True) for config in probed.values()]
     rows += [(config, False) for config in unprobed(spec, set(probed), plan.config)]
     out = []
-    for (config, was_probed), estimate in zip(rows, model.predict([c for c, _ in rows]), strict=True):
-        measured = measure(spec, config)
+    configs = [c for c, _ in rows]
+    for (config, was_probed), estimate, runs in zip(rows, model.predict(configs), measure(spec, configs),
+                                                    strict=True):
+        measured = statistics.median(runs)
         row = {"config": config.key(), "probed": was_probed, "low": estimate.low, "high": estimate.high,
-               "measured": measured, **scored("predicted", estimate, measured)}
+               "measured": measured, "measured_runs": runs, **scored("predicted", estimate, measured)}
         if was_probed:
             row |= scored("without_config", held_out(probes, config, he_key), measured)
             row |= scored("without_allocation", held_out(probes, config, allocation), measured)
