@@ -33,7 +33,8 @@ def test_the_search_is_told_a_batch_once_each_of_its_results_is_committed(
 
     with db.read() as session:
         probes = measurement_store.list_probes(session, study_id=study_id)
-        batches = [e for e in study_store.events_after(session, study_id=study_id) if e.kind == "probes_predicted"]
+        events = study_store.events_after(session, study_id=study_id)
+        batches = [e for e in events if e.kind == "probes_predicted"]
         predicted = {p.key: json_safe(p.predicted_ttc) for p in probes}  # inf: a config past reach
     assert len(in_flight_at_tell) == len(probes) > len(batches) > 1  # a batch held several probes
     assert in_flight_at_tell == [0] * len(probes)
