@@ -58,17 +58,16 @@ def finish_probe(
     return probe
 
 
-def set_predicted(session: Session, *, study_id: str, predicted: dict[int, float | None]) -> None:
-    """Each probe's predicted TTC once the search has been told its batch (``finish_probe``
-    committed the result before): one ``probes_predicted`` event, for live displays."""
-    rows = []
-    for probe_id, ttc in predicted.items():
-        probe = session.get(Probe, probe_id)
-        if probe is None:
-            raise KeyError(probe_id)
-        probe.predicted_ttc = ttc
-        rows.append({"probe": probe.number, "key": probe.key, "predicted_ttc": json_safe(ttc)})
-    add_event(session, study_id=study_id, kind="probes_predicted", data={"probes": rows})
+def set_predicted(session: Session, *, study_id: str, predicted: dict[str, float | None]) -> None:
+    """Each finished probe's predicted TTC, by probe key, once the search has been told its batch
+    (``finish_probe`` committed the result before): one ``probes_predicted`` event, for live displays."""
+    rows = session.scalars(select(Probe).where(Probe.study_id == study_id, Probe.key.in_(predicted),
+                                               Probe.result.is_not(None)).order_by(Probe.number))
+    events = []
+    for probe in rows:
+        probe.predicted_ttc = ttc = predicted[probe.key]
+        events.append({"probe": probe.number, "key": probe.key, "predicted_ttc": json_safe(ttc)})
+    add_event(session, study_id=study_id, kind="probes_predicted", data={"probes": events})
 
 
 def cancel_unfinished_probes(session: Session, *, study_id: str) -> int:

@@ -165,6 +165,8 @@ class StudyRunner:
         budget = spec.budget
         while requests := search.ask():
             fresh = tell_replayed(requests, replay, search.tell)
+            if replayed := [replay[r.key] for r in requests if r.key in replay]:
+                self._record_predicted(study_id, search, replayed, stop)  # a stop may have left them out
             if fresh:
                 self._probe(study_id, search, launcher, fresh, started, stop)
             if self._stopping(study_id, stop):
@@ -265,19 +267,22 @@ class StudyRunner:
                 return  # the study stops with its search; what ran is committed and replayed on resume
         for result in arrived:
             search.tell(result)
-        predicted = {probe_ids[r.probe_key]: self._predicted(search, r) for r in arrived}
+        if arrived:
+            self._record_predicted(study_id, search, arrived, stop)
+            self._progress(study_id, search, 0, started, arrived[-1])
+
+    def _record_predicted(self, study_id: str, search: ColdStartSearch, told: list[ProbeResult],
+                          stop: threading.Event) -> None:
+        """The search's predicted TTC of each told result's config, on its probe row."""
+        predicted = {}
+        for result in told:
+            prediction = search.study.predictions.get(result.config.key())
+            predicted[result.probe_key] = prediction.ttc_seconds if prediction else None
 
         def record(session: Session) -> None:
             measurement_store.set_predicted(session, study_id=study_id, predicted=predicted)
 
         self.db.write_outlasting(record, stop)
-        if arrived:
-            self._progress(study_id, search, 0, started, arrived[-1])
-
-    @staticmethod
-    def _predicted(search: ColdStartSearch, result: ProbeResult) -> float | None:
-        prediction = search.study.predictions.get(result.config.key())
-        return prediction.ttc_seconds if prediction else None
 
     def _progress(self, study_id: str, search: ColdStartSearch, untold: int, started: float,
                   last: ProbeResult) -> None:
