@@ -243,10 +243,9 @@ class StudyRunner:
         """Commit each result as it arrives; tell the search the batch once all of it has run.
 
         Telling refits the models. Where the study's process shares the machine with the device
-        actors (a local Ray), a refit during the batch's other probes slows their measured steps:
-        on two raylets sharing two cores, a study read its probes of both nodes 50-75% slower
-        than fresh runs of them. The batch was asked at once, so telling it whole changes no
-        request; a crash between the two writes leaves committed results, replayed on resume.
+        actors (a local Ray), a refit during the batch's other probes takes a core from them and
+        their measured steps read slow. The batch was asked at once, so telling it whole changes
+        no request; a crash between the two writes leaves committed results, replayed on resume.
         """
         arrived: list[ProbeResult] = []
         for result in launcher.run(requests, stop):
