@@ -2,13 +2,19 @@
 
 The run's own lineage is the longest curve the job has: its forecast (predictor.forecast, on
 the run's curve at the run's measured speed) narrows as the run goes, because the extrapolation
-shortens and the curve's shape past the evidence matters less. Recorded per checkpoint so the
-dashboard's timeline and the training result can show how the ETA moved.
+shortens and the curve's shape past the evidence matters less. As a plan's forecast mixes the
+pooled model's reading of its config (predictor.ttc_model) with the ensemble's, the ETA mixes
+the run's latest such reading: the plan's, then each re-plan's of the config the run goes on
+with. On the public long scenarios the ensemble alone read the crossing early (regression's ETA
+at mid-run 65% early, its re-plan's reading 14%): a run's switch of batch or rate bends its curve
+where no family bends. Recorded per checkpoint so the dashboard's timeline and the training
+result can show how the ETA moved.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 from predictor.forecast import Anchor, Curve, forecast
@@ -16,17 +22,21 @@ from predictor.he_model import seconds_per_iteration
 from predictor.types import Prediction, ProbeResult, json_safe
 
 
-def eta_at(run: ProbeResult, tip: ProbeResult, target: float, priors: tuple[Curve, ...] = ()
-           ) -> dict[str, Any] | None:
+def eta_at(run: ProbeResult, tip: ProbeResult, target: float, priors: tuple[Curve, ...] = (),
+           reading: Prediction | None = None) -> dict[str, Any] | None:
     """The ETA entry at the end of ``run`` (the run's merged lineage; ``tip`` its last segment):
     the iteration, the run's own seconds so far (its tuning is counted apart, in the result's
     ``tuning_cluster_seconds``) and the p10/p50/p90 of the run's seconds left; None when the speed
-    is unknown or the run has reached the target."""
+    is unknown or the run has reached the target. ``reading``: the pooled model's latest TTC of
+    the run (the plan's, or a re-plan's), mixed in where it is finite."""
     speed = seconds_per_iteration(tip)
     if speed is None or run.reached_iteration is not None:
         return None
     end = float(run.end_iteration)
     point = Prediction(math.inf, 0.0, math.inf, speed.value, math.inf, end, run.end_seconds)
+    if reading is not None and math.isfinite(reading.ttc_seconds):
+        point = replace(reading, seconds_per_iteration=speed.value, evidence_iterations=end,
+                        evidence_seconds=run.end_seconds)
     anchor = Anchor(run.curve, end, end, run.end_seconds, speed.value, speed)
     predicted = forecast(point, anchor, target, priors=priors).prediction
     quantiles = (predicted.ttc_low, predicted.ttc_seconds, predicted.ttc_high)
