@@ -12,7 +12,10 @@ and the plan is trained *as planned* (its warm-up included) to the target on eve
 
 Long scenarios also run ``ttc train`` on the probes' seed (the study is the same one): its ETA at
 the checkpoints nearest 25%, 50% and 75% of the run's iterations is scored against the run's own
-seconds left (|p50 − truth| / truth, and whether p10–p90 covered it).
+seconds left (|p50 − truth| / truth, and whether p10–p90 covered it). The probes' cost is given
+for both routes: against the plan's TTC (``probe_cost``: the one-shot route, the run starts over)
+and, for ``ttc train``, its tuning off the run's lineage against the run's own seconds
+(``train.tuning_share``: the run continues the study's lineage).
 
 With ``--prior-seed S`` the plan is also run once on seed S (neither the probes' seed nor a truth
 seed): a finished run of the same job, as a team that ran it last week has. The same plan's
@@ -95,6 +98,24 @@ def score_eta(result: dict[str, Any]) -> list[dict[str, Any]]:
     return scored
 
 
+def probe_cost(probe_seconds: float, scores: list[dict[str, Any]]) -> float | None:
+    """The study's probes (cluster-seconds) against the plan's mean TTC on the truth seeds: the
+    one-shot route, where the plan's run starts over from scratch or from its warm-up."""
+    truths = [s["truth"] for s in scores]
+    return probe_seconds / statistics.mean(truths) if truths and None not in truths else None
+
+
+def train_cost(result: dict[str, Any]) -> dict[str, Any]:
+    """``ttc train``'s tuning off the run's lineage (the study's probes the run does not continue,
+    and its re-plans' forks) against the run's own seconds: where the study's lineage reached the
+    target, the run is that lineage and costs nothing more."""
+    tuning = result["tuning_cluster_seconds"]
+    own = result["ttc_seconds"] - tuning if result["reached"] else None
+    return {"reached": result["reached"], "ttc_seconds": result["ttc_seconds"],
+            "tuning_cluster_seconds": tuning, "tuning_share": tuning / own if own else None,
+            "switches": len(result["phases"]) - 1}
+
+
 def regret(name: str, scores: list[dict[str, Any]], best_known: Path) -> dict[str, Any] | None:
     """The plan's mean TTC over predictor_eval's truth seeds against the best TTC its grid knew."""
     if not best_known.exists():
@@ -153,6 +174,8 @@ def evaluate(name: str, kind: str, seeds: list[int], jobs: int, cache: Path | No
         "predicted": predicted, "confidence": public["confidence"], "target_position": public["target"],
         "width": _width(predicted),
         "probe_cluster_seconds": plan.probe_cluster_seconds, "scores": scores,
+        "probe_cost": probe_cost(plan.probe_cluster_seconds, scores),
+        "train": train_cost(training) if training else None,
         "eta": score_eta(training) if training else [],
         "with_prior": prior,
         "regret": regret(name, scores, RESULTS / f"predictor_eval_{kind}.json"),
@@ -207,10 +230,17 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
         "bounds_held": f"{sum(bounds)}/{len(bounds)}",
         "prior": _prior_summary(results),
         "regret": _regrets(results),
+        "probe_cost_long": _spread_of([r.get("probe_cost") for r in long]),
+        "train_tuning_share_long": _spread_of([(r.get("train") or {}).get("tuning_share") for r in long]),
         "eta_median_error": {f"{share:.0%}": median([e["error"] for r in results for e in r["eta"]
                                                       if e["share"] == share]) for share in ETA_SHARES},
         "eta_scored": {f"{share:.0%}": _scored(results, share) for share in ETA_SHARES},
     }
+
+
+def _spread_of(values: list[float | None]) -> dict[str, Any]:
+    known = [v for v in values if v is not None]
+    return {"median": median(known), "worst": max(known, default=None), "scenarios": len(known)}
 
 
 def _scored(results: list[dict[str, Any]], share: float) -> str:
