@@ -254,3 +254,18 @@ def test_where_the_pooled_models_point_and_the_ensemble_disagree_the_interval_co
     both = forecast(point, anchor, 0.25).prediction
     assert both.ttc_low <= alone.ttc_seconds and both.ttc_high >= late
     assert dict(both.sources)["shape"] > dict(alone.sources)["shape"]
+
+
+def test_a_point_the_run_has_outlived_has_no_weight() -> None:
+    """``ttc train``'s ETA mixes the plan's reading of the run; once the run has gone past every
+    draw of that reading without reaching the target, the reading says nothing about the rest,
+    and the forecast is the ensemble's alone (not one pinned at the time already spent)."""
+    k = np.arange(EVERY, 1201, EVERY, dtype=float)
+    prediction, anchor = unreached(k, noisy(power(k), 0.005, 0.5, seed=1))
+    alone = forecast(prediction, anchor, 0.25).prediction
+    spent = prediction.evidence_seconds
+    early = spent / 3  # the plan read the whole run as a third of what it has already run
+    point = Prediction(early, early / 1.2, early * 1.2, STEP, early / STEP, k[-1], spent)
+    outlived = forecast(point, anchor, 0.25).prediction
+    assert (outlived.ttc_low, outlived.ttc_seconds, outlived.ttc_high) == pytest.approx(
+        (alone.ttc_low, alone.ttc_seconds, alone.ttc_high), rel=0.05)
