@@ -185,9 +185,8 @@ def evaluate(name: str, kind: str, seeds: list[int], jobs: int, cache: Path | No
 
 def _regrets(results: list[dict[str, Any]]) -> dict[str, Any]:
     """Median and worst regret over the long scenarios whose truth runs all reached."""
-    values = [r["regret"]["regret"] for r in results
-              if r["kind"] == "long" and r.get("regret") and r["regret"]["regret"] is not None]
-    return {"long_median": median(values), "long_worst": max(values, default=None), "scenarios": len(values)}
+    spread = _spread_of([r["regret"]["regret"] for r in results if r["kind"] == "long" and r.get("regret")])
+    return {"long_median": spread["median"], "long_worst": spread["worst"], "scenarios": spread["scenarios"]}
 
 
 def _width(predicted: dict[str, Any]) -> float | None:
@@ -239,6 +238,7 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _spread_of(values: list[float | None]) -> dict[str, Any]:
+    """Median and worst of the known values, and how many there were."""
     known = [v for v in values if v is not None]
     return {"median": median(known), "worst": max(known, default=None), "scenarios": len(known)}
 
