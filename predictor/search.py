@@ -280,7 +280,7 @@ class ColdStartSearch:
         One device, not the sweep's node: the check vouches for the warm-up, which runs there, at
         a node's devices' fraction of the cost, and a device's gradient is noisier than the node's
         mean of them at the same rate, so a rate that trains on one trains on the node. On the
-        digits studies the check on the node was a fifth of the probes' cost."""
+        digits studies the check on the node was a tenth to a seventh of the probes' cost."""
         for view in ranked:
             if not self._at_the_edge(view.config):
                 return view
