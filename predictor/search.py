@@ -278,7 +278,7 @@ class ColdStartSearch:
         check the budget cannot pay for is skipped (the rate is kept).
 
         One device, not the sweep's node: the check vouches for the warm-up, which runs there, at
-        a node's devices' fraction of the cost, and a device's gradient is noisier than the node's
+        one device's share of the node's cost, and a device's gradient is noisier than the node's
         mean of them at the same rate, so a rate that trains on one trains on the node. On the
         digits studies the check on the node was a tenth to a seventh of the probes' cost."""
         for view in ranked:
