@@ -5,9 +5,10 @@ one-device warm-up at lr 0.03. Each long scenario is studied with its probes on 
 ``--study-seeds`` seed (never a truth seed), and each plan trained as planned on predictor_eval's
 truth seeds; regret is its mean TTC over the best TTC predictor_eval's grid knew.
 
-    nice python benchmarks/plan_stability.py [--scenarios a,b] [--study-seeds 0,5,6] [--jobs 2]
+    nice python -m benchmarks.plan_stability [--scenarios a,b] [--study-seeds 0,5,6] [--jobs 2]
 
 Prints one JSON line per (scenario, study seed), then a summary line; ``--out`` keeps them.
+Scenarios run as separate invocations are summarised together with ``--merge a.json,b.json``.
 """
 
 from __future__ import annotations
@@ -38,6 +39,17 @@ def studied(name: str, seed: int, jobs: int, cache: Path | None) -> dict[str, An
             "regret": mean / min(mean, best), "best_known_ttc": best}
 
 
+def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """How many scenarios' plans change with the study's seed, and the plans' regret."""
+    names = list(dict.fromkeys(r["scenario"] for r in rows))
+    by_scenario = {name: [r for r in rows if r["scenario"] == name] for name in names}
+    changed = sum(len({(r["config"], r["warmup"]) for r in group}) > 1 for group in by_scenario.values())
+    regrets = [r["regret"] for r in rows]
+    return {"scenarios": len(names), "study_seeds": sorted({r["study_seed"] for r in rows}),
+            "plans_that_change_with_the_seed": changed,
+            "median_regret": statistics.median(regrets), "worst_regret": max(regrets)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scenarios", help="comma-separated long scenarios (default: all)")
@@ -45,20 +57,19 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--truth-cache", type=Path)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--merge", help="comma-separated --out files of earlier runs to summarise together")
     args = parser.parse_args()
-    names = args.scenarios.split(",") if args.scenarios else sorted(
-        p.stem for p in (SCENARIOS / "long").glob("*.yaml"))
-    seeds = [int(s) for s in args.study_seeds.split(",")]
-    rows = []
-    for name in names:
-        for seed in seeds:
-            rows.append(studied(name, seed, args.jobs, args.truth_cache))
-            print(json.dumps(rows[-1]), flush=True)
-    by_scenario = {name: [r for r in rows if r["scenario"] == name] for name in names}
-    changed = sum(len({(r["config"], r["warmup"]) for r in group}) > 1 for group in by_scenario.values())
-    regrets = [r["regret"] for r in rows]
-    summary = {"scenarios": len(names), "study_seeds": seeds, "plans_that_change_with_the_seed": changed,
-               "median_regret": statistics.median(regrets), "worst_regret": max(regrets)}
+    if args.merge:
+        rows = [r for path in args.merge.split(",") for r in json.loads(Path(path).read_text())["rows"]]
+    else:
+        names = args.scenarios.split(",") if args.scenarios else sorted(
+            p.stem for p in (SCENARIOS / "long").glob("*.yaml"))
+        rows = []
+        for name in names:
+            for seed in (int(s) for s in args.study_seeds.split(",")):
+                rows.append(studied(name, seed, args.jobs, args.truth_cache))
+                print(json.dumps(rows[-1]), flush=True)
+    summary = summarise(rows)
     print(json.dumps({"summary": summary}))
     if args.out:
         args.out.write_text(json.dumps({"summary": summary, "rows": rows}, indent=1))
