@@ -52,7 +52,8 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scenarios", help="comma-separated long scenarios (default: all)")
+    parser.add_argument("--scenarios",
+                        help="comma-separated long scenarios (default: those with a predictor_eval grid)")
     parser.add_argument("--study-seeds", default="0,5,6")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--truth-cache", type=Path)
@@ -62,8 +63,10 @@ def main() -> None:
     if args.merge:
         rows = [r for path in args.merge.split(",") for r in json.loads(Path(path).read_text())["rows"]]
     else:
+        grids = json.loads((RESULTS / "predictor_eval_long.json").read_text())["scenarios"]
+        graded = {grid["scenario"] for grid in grids}
         names = args.scenarios.split(",") if args.scenarios else sorted(
-            p.stem for p in (SCENARIOS / "long").glob("*.yaml"))
+            p.stem for p in (SCENARIOS / "long").glob("*.yaml") if p.stem in graded)
         rows = []
         for name in names:
             for seed in (int(s) for s in args.study_seeds.split(",")):
