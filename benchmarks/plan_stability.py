@@ -23,10 +23,15 @@ from benchmarks.predictor_eval import RESULTS, SCENARIOS, Truth, held_out, run_t
 from worker.spec import load_spec
 
 
+def grids() -> dict[str, dict[str, Any]]:
+    """predictor_eval's long grids by scenario: the truth seeds and the best TTC each one knew."""
+    scenarios = json.loads((RESULTS / "predictor_eval_long.json").read_text())["scenarios"]
+    return {s["scenario"]: s for s in scenarios}
+
+
 def studied(name: str, seed: int, jobs: int, cache: Path | None) -> dict[str, Any]:
     spec = load_spec(SCENARIOS / "long" / f"{name}.yaml").model_copy(update={"seed": seed})
-    known = next(s for s in json.loads((RESULTS / "predictor_eval_long.json").read_text())["scenarios"]
-                 if s["scenario"] == name)
+    known = grids()[name]
     _, plan, _ = run_ttc(spec)
     truth = Truth(spec, known["truth_seeds"], jobs, cache)
     try:
@@ -63,10 +68,8 @@ def main() -> None:
     if args.merge:
         rows = [r for path in args.merge.split(",") for r in json.loads(Path(path).read_text())["rows"]]
     else:
-        grids = json.loads((RESULTS / "predictor_eval_long.json").read_text())["scenarios"]
-        graded = {grid["scenario"] for grid in grids}
         names = args.scenarios.split(",") if args.scenarios else sorted(
-            p.stem for p in (SCENARIOS / "long").glob("*.yaml") if p.stem in graded)
+            p.stem for p in (SCENARIOS / "long").glob("*.yaml") if p.stem in grids())
         rows = []
         for name in names:
             for seed in (int(s) for s in args.study_seeds.split(",")):
