@@ -4,7 +4,9 @@ re-plans within its overhead budget, and reports one timeline."""
 from __future__ import annotations
 
 import copy
+import functools
 import math
+from typing import Any
 
 import pytest
 
@@ -31,8 +33,8 @@ def few_bootstrap_samples(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("predictor.reference_curve.BOOTSTRAP_SAMPLES", 8)
 
 
-def studied(max_overhead: float = 0.1) -> tuple[ColdStartSearch, SyntheticCluster]:
-    """The finished study, and the cluster that keeps its probes' end states."""
+@functools.cache
+def _studied(max_overhead: float) -> tuple[ColdStartSearch, SyntheticCluster]:
     budget = Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=40, max_overhead=max_overhead)
     search = ColdStartSearch(SPACE, budget, TARGET)
     cluster = SyntheticCluster()
@@ -42,13 +44,32 @@ def studied(max_overhead: float = 0.1) -> tuple[ColdStartSearch, SyntheticCluste
     return search, cluster
 
 
-def trained(max_overhead: float = 0.1) -> tuple[ColdStartSearch, TrainingPlanner]:
+@functools.cache
+def _trained(max_overhead: float) -> tuple[ColdStartSearch, TrainingPlanner]:
     search, cluster = studied(max_overhead)
     planner = TrainingPlanner(search.study)
     while requests := planner.ask():
         for request in requests:
             planner.tell(cluster.run(request, TARGET))
     return search, planner
+
+
+def _copy(pair: tuple[ColdStartSearch, Any]) -> tuple[ColdStartSearch, Any]:
+    """A copy to change; the finished search's stage generator (exhausted) cannot be copied, and
+    is shared."""
+    stages = pair[0]._stages
+    return copy.deepcopy(pair, {id(stages): stages})
+
+
+def studied(max_overhead: float = 0.1) -> tuple[ColdStartSearch, SyntheticCluster]:
+    """The finished study, and the cluster that keeps its probes' end states. Both are
+    deterministic, so each overhead is studied once and every test gets its own copy to change."""
+    return _copy(_studied(max_overhead))
+
+
+def trained(max_overhead: float = 0.1) -> tuple[ColdStartSearch, TrainingPlanner]:
+    """The study and the training run that continues it, trained once per overhead (as studied)."""
+    return _copy(_trained(max_overhead))
 
 
 def test_the_run_continues_the_study_and_reaches_the_target() -> None:
