@@ -17,7 +17,8 @@ A plan is for a run hundreds of probes long, and the study's whole cost is held 
      diverge on the next, and the run is on another seed. Then, before anything relies on the
      HE model, the allocations a plan may use are *timed* (predictor.timing_round).
   2. **warm-up** — the best sweep probe's recipe on *one device* from scratch, its length doubling,
-     until its curve is in its slow regime (predictor.regime) and long enough to fit; its end is
+     until its curve is in its slow regime (predictor.regime), long enough to fit, and its
+     extrapolation holds by the plan confidence's drift and hindcast tests; its end is
      the fork point and its curve the reference (predictor.reference_curve). One device: a
      transient is moved by updates, and one device's update never communicates and occupies the
      least of the cluster. Where one device stops descending (a doubling loses ground beyond
@@ -55,12 +56,12 @@ from dataclasses import replace
 import optuna
 
 from predictor.async_step import async_ladder, first_async_steps
-from predictor.confidence import MAX_DRIFT, assess
+from predictor.confidence import MAX_DRIFT, MAX_HINDCAST_MISS, assess
 from predictor.forecast import Curve
 from predictor.fork_level import beyond_noise
 from predictor.lineages import merge
 from predictor.planning import plan_of
-from predictor.reference_curve import ReferenceCurve, drift
+from predictor.reference_curve import ReferenceCurve, drift, hindcast
 from predictor.regime import Regime, read_view_regime, went_backwards
 from predictor.study import Study, pack
 from predictor.timing_round import timing_length, timing_round
@@ -361,8 +362,13 @@ class ColdStartSearch:
             # shorter than WARMUP_MIN_PROBES lengths, a curve that reads steady still sizes nothing: on
             # throttled_node (seed 3) a 100-iteration warm-up extrapolated a run 40x too short,
             # the budget sized by it stopped the study after 6 probes
+            # and it settles only where the plan's confidence would print its number: on
+            # regression (seed 6) a steady, undrifting 200-iteration warm-up whose hindcast missed
+            # by ×1.62 forecast 1,043 iterations of a ~9,000-iteration run, and the budget sized
+            # on it ended the study there (regret 1.29)
             steady = read_view_regime(view).regime is Regime.STEADY
-            settled = steady and self.study.reading(drift, view) <= MAX_DRIFT
+            settled = (steady and self.study.reading(drift, view) <= MAX_DRIFT
+                       and self.study.reading(hindcast, view).miss <= MAX_HINDCAST_MISS)
             if settled and view.end_iteration >= WARMUP_MIN_PROBES * length:
                 return True
             segment = self._continue(chain[-1], view.end_iteration)

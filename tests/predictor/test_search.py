@@ -20,6 +20,7 @@ from predictor.async_step import first_async_steps
 from predictor.he_model import HeParams, Topology, step_seconds
 from predictor.no_number import plan_without_prediction, with_measured_bound
 from predictor.plan_choice import CHANGE_MARGIN
+from predictor.reference_curve import Hindcast
 from predictor.regime import Regime, RegimeReading
 from predictor.search import WARMUP_MIN_PROBES, ColdStartSearch, adjacent
 from predictor.timing_round import timing_length
@@ -171,6 +172,27 @@ def test_a_warm_up_is_at_least_its_minimum_length_whatever_its_extrapolation_siz
     search = run_search(budget)
     assert search.study.fork is not None
     assert search.study.fork.iteration >= WARMUP_MIN_PROBES * budget.probe_max_iterations
+
+
+def test_a_warm_up_whose_hindcast_misses_has_not_settled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Steady and undrifting is not settled while the same extrapolation made earlier on the
+    curve missed what was measured since: the warm-up goes on doubling until its hindcast holds
+    (here from 320 iterations on), as the plan's confidence would not print its number before."""
+    steady = RegimeReading(Regime.STEADY, 0.1, 0.08, 0.001)
+
+    def drift(curve: list[tuple[int, float, float]], target: float) -> float:
+        return 1.0
+
+    def hindcast(curve: list[tuple[int, float, float]], target: float) -> Hindcast:
+        return Hindcast(0.0, 1.0 if max(k for k, _, _ in curve) >= 320 else 2.0)
+
+    monkeypatch.setattr("predictor.search.read_view_regime", lambda view: steady)
+    monkeypatch.setattr("predictor.search.drift", drift)
+    monkeypatch.setattr("predictor.search.hindcast", hindcast)
+    budget = Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=40, max_overhead=0.001)
+    search = run_search(budget)
+    assert search.study.fork is not None
+    assert search.study.fork.iteration >= 4 * WARMUP_MIN_PROBES * budget.probe_max_iterations
 
 
 def test_a_job_shorter_than_its_probes_is_not_worth_tuning() -> None:
