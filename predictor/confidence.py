@@ -28,6 +28,12 @@ MAX_DRIFT = 1.5  # the extrapolation may move at most this factor when its evide
 MAX_HINDCAST_MISS = 1.5  # the earlier extrapolation may miss by at most this factor (drift's tolerance)
 
 
+def extrapolation_holds(drift: float, hindcast: Hindcast) -> bool:
+    """The extrapolation held still when its evidence doubled and the same one made earlier landed
+    on what was measured since: what ``assess`` asks of a curve before it prints a number."""
+    return drift <= MAX_DRIFT and hindcast.miss <= MAX_HINDCAST_MISS
+
+
 def interval_span(prediction: Prediction) -> float:
     if not (prediction.ttc_low > 0 and math.isfinite(prediction.ttc_high)):
         return math.inf

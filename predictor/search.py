@@ -56,7 +56,7 @@ from dataclasses import replace
 import optuna
 
 from predictor.async_step import async_ladder, first_async_steps
-from predictor.confidence import MAX_DRIFT, MAX_HINDCAST_MISS, assess
+from predictor.confidence import assess, extrapolation_holds
 from predictor.forecast import Curve
 from predictor.fork_level import beyond_noise
 from predictor.lineages import merge
@@ -367,8 +367,8 @@ class ColdStartSearch:
             # by ×1.62 forecast 1,043 iterations of a ~9,000-iteration run, and the budget sized
             # on it ended the study there (regret 1.29)
             steady = read_view_regime(view).regime is Regime.STEADY
-            settled = (steady and self.study.reading(drift, view) <= MAX_DRIFT
-                       and self.study.reading(hindcast, view).miss <= MAX_HINDCAST_MISS)
+            settled = steady and extrapolation_holds(self.study.reading(drift, view),
+                                                     self.study.reading(hindcast, view))
             if settled and view.end_iteration >= WARMUP_MIN_PROBES * length:
                 return True
             segment = self._continue(chain[-1], view.end_iteration)
