@@ -19,14 +19,8 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from benchmarks.predictor_eval import RESULTS, SCENARIOS, Truth, held_out, run_ttc
+from benchmarks.predictor_eval import SCENARIOS, Truth, grids, held_out, run_ttc
 from worker.spec import load_spec
-
-
-def grids() -> dict[str, dict[str, Any]]:
-    """predictor_eval's long grids by scenario: the truth seeds and the best TTC each one knew."""
-    scenarios = json.loads((RESULTS / "predictor_eval_long.json").read_text())["scenarios"]
-    return {s["scenario"]: s for s in scenarios}
 
 
 def studied(name: str, seed: int, jobs: int, cache: Path | None) -> dict[str, Any]:

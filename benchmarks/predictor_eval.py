@@ -64,6 +64,13 @@ def held_out(name: str) -> bool:
     return name.startswith("heldout_")
 
 
+def grids(kind: str = "long") -> dict[str, dict[str, Any]]:
+    """This benchmark's last grids by scenario (docs/results): the truth seeds and the best TTC
+    each one knew, which other benchmarks score against without re-running a grid."""
+    scenarios = json.loads((RESULTS / f"predictor_eval_{kind}.json").read_text())["scenarios"]
+    return {s["scenario"]: s for s in scenarios}
+
+
 def _seeded(spec: Spec, seed: int) -> Spec:
     return spec.model_copy(update={"seed": seed})
 
