@@ -56,6 +56,21 @@ def steps_ratio(batch_from: np.ndarray | float, batch_to: np.ndarray | float, b_
     return (1.0 + b_noise / np.asarray(batch_to, float)) / (1.0 + b_noise / np.asarray(batch_from, float))
 
 
+def fixed_step_ratio(batch_from: np.ndarray | float, batch_to: np.ndarray | float, b_noise: float) -> float:
+    """S(B_to)/S(B_from) when the step tuned for B_from is kept at B_to: 1/(2 − r), r = ``steps_ratio``.
+
+    ``steps_ratio`` holds where each batch runs at its own tuned step. A study's configs share the
+    step its sweep found best at one batch; McCandlish et al.'s one-step model (their eq. 2.6,
+    ΔL(ε) = ε|G|² − ε²/2·GᵀHG·(1 + B_noise/B)) at that step ε = ε_opt(B_from) makes the progress per
+    step at B_to (2 − r)× that at B_from: a larger batch at an unchanged step gains under 2×
+    however many times larger it is. On digits_mlp (study seed 2) ``steps_ratio`` read 8 devices
+    (batch 32 → 256 at lr 0.003, B_noise ≈ 90) as 2.8× fewer iterations; the plan ran them and
+    needed as many as one device, 2.7× the best known. Infinite where the step is past what the
+    smaller batch's noise allows (r ≥ 2: no progress)."""
+    r = float(steps_ratio(batch_from, batch_to, b_noise))
+    return 1.0 / (2.0 - r) if r < 2.0 else math.inf
+
+
 def implicit_momentum(groups: np.ndarray | int) -> np.ndarray:
     """Asynchrony across g groups acts like momentum 1 − 1/g (Mitliagkas et al., arXiv 1605.09774)."""
     return 1.0 - 1.0 / np.asarray(groups, float)

@@ -6,7 +6,8 @@ also predict configurations that were never probed: seconds/iteration from the f
 async_groups are one class — asynchrony is implicit momentum, Omnivore; every other strategy is
 its own class), carried over
 
-* global batch by the gradient noise scale (predictor.noise_scale, McCandlish et al. 2018), and
+* global batch by the gradient noise scale (predictor.noise_scale, McCandlish et al. 2018) at the
+  donor's unchanged step (``fixed_step_ratio``: under 2× fewer iterations however large the batch), and
 * learning rate and momentum through the effective step η_eff = η/(1 − μ_total), μ_total = μ +
   (1 − 1/g) (Mitliagkas et al. 2016; Hadjis et al. 2016): iterations ∝ η_eff^(−s), with s fitted
   by log-log regression on the class's own probes when they span two or more η_eff (clipped to
@@ -36,7 +37,7 @@ import numpy as np
 
 from predictor.fork_level import level_above, level_below, lost_ground
 from predictor.he_model import HeModel, seconds_per_iteration
-from predictor.noise_scale import noise_scale, steps_ratio, total_momentum
+from predictor.noise_scale import fixed_step_ratio, noise_scale, steps_ratio, total_momentum
 from predictor.reference_curve import ReferenceCurve, continued_remaining, fork_points, fork_rate
 from predictor.se_model import MIN_POINTS, Z80, Estimate, extrapolate, iterations_to_target
 from predictor.types import Config, Prediction, ProbeResult
@@ -352,7 +353,8 @@ class TtcModel:
         global batch and effective learning rate, its interval widened for each carry."""
         cls, eff = dynamics_class(config), effective_lr(config)
         lr_log = math.log(effective_lr(donor) / eff)
-        ratio = self._batch_ratio(donor.global_batch, config.global_batch)
+        batch_from, batch_to = donor.global_batch, config.global_batch
+        ratio = fixed_step_ratio(batch_from, batch_to, self.b_noise) if self.b_noise else 1.0
         lr_ratio = math.exp(self.lr_exponent(cls) * lr_log)
         ratio *= lr_ratio
         bounds = tuple(b * lr_ratio for b in sorted((1.0, donor.global_batch / config.global_batch)))

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from predictor.loss_curves import FAMILIES, CurveParams
-from predictor.noise_scale import noise_scale, steps_ratio, total_momentum
+from predictor.noise_scale import fixed_step_ratio, noise_scale, steps_ratio, total_momentum
 from predictor.se_model import extrapolate, iterations_to_target
 from predictor.types import Config, ProbeResult
 
@@ -108,6 +108,18 @@ def test_noise_scale_recovered_from_gradient_norms() -> None:
     ]
     assert noise_scale(results) == pytest.approx(200.0, rel=1e-6)
     assert float(steps_ratio(100.0, 200.0, 200.0)) == pytest.approx(2.0 / 3.0)
+
+
+def test_a_larger_batch_at_an_unchanged_step_gains_under_twice() -> None:
+    """At the step tuned for the smaller batch, McCandlish et al.'s one-step model gives 1/(2 − r)
+    of the steps, where retuning the step per batch gives r (``steps_ratio``)."""
+    assert fixed_step_ratio(32, 32, 90.0) == pytest.approx(1.0)
+    assert fixed_step_ratio(100.0, 200.0, 200.0) == pytest.approx(1 / (2 - 2 / 3))  # r = 2/3
+    assert float(steps_ratio(32, 256, 1e6)) == pytest.approx(1 / 8, rel=1e-3)  # retuned: 8× fewer steps
+    assert 0.5 < fixed_step_ratio(32, 256, 1e6) < 0.54  # unchanged step: under 2× fewer
+    assert fixed_step_ratio(32, 256, 1e-3) == pytest.approx(1.0, rel=1e-3)  # no noise: no gain
+    # a much smaller batch at the larger one's tuned step makes no progress in this model
+    assert math.isinf(fixed_step_ratio(256, 8, 1000.0))
 
 
 def test_a_gradient_lost_in_its_noise_puts_the_noise_scale_at_the_largest_batch_measured() -> None:
