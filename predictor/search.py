@@ -13,9 +13,10 @@ A plan is for a run hundreds of probes long, and the study's whole cost is held 
      probes cost more than tuning may spend of the TTC a probe measured or a confident prediction
      shows is *not worth tuning* (``worth_tuning`` False). The best rate, where it is the edge of
      the rates that train (the space's largest, or just under one that diverged), is probed once
-     more from scratch on a second seed before it warms up: a rate that trained on one seed can
-     diverge on the next, and the run is on another seed. Then, before anything relies on the
-     HE model, the allocations a plan may use are *timed* (predictor.timing_round).
+     more from scratch on a second seed, on the warm-up's one device, before it warms up: a rate
+     that trained on one seed can diverge on the next, and the run is on another seed. Then,
+     before anything relies on the HE model, the allocations a plan may use are *timed*
+     (predictor.timing_round).
   2. **warm-up** — the best sweep probe's recipe on *one device* from scratch, its length doubling,
      until its curve is in its slow regime (predictor.regime), long enough to fit, and its
      extrapolation holds by the plan confidence's drift and hindcast tests; its end is
@@ -273,12 +274,19 @@ class ColdStartSearch:
     ) -> Generator[list[ProbeRequest], None, ProbeResult | None]:
         """The best sweep lineage (``ranked`` best first) whose rate is not at the edge, or that
         trains on a second seed too: one probe as long as the sweep's, from scratch on the next
-        seed. A rate that diverges there is dropped with its recipe's larger steps, and the next
-        lineage is taken. A check the budget cannot pay for is skipped (the rate is kept)."""
+        seed, on the one device the warm-up will run (predictor.search docstring). A rate that
+        diverges there is dropped with its recipe's larger steps, and the next lineage is taken. A
+        check the budget cannot pay for is skipped (the rate is kept).
+
+        One device, not the sweep's node: the check vouches for the warm-up, which runs there, at
+        a node's devices' fraction of the cost, and a device's gradient is noisier than the node's
+        mean of them at the same rate, so a rate that trains on one trains on the node. On the
+        digits studies the check on the node was a fifth of the probes' cost."""
         for view in ranked:
             if not self._at_the_edge(view.config):
                 return view
-            check = replace(self._request(view.config, view.iterations, None), seed_offset=SEED_CHECK_OFFSET)
+            device = view.config.replace(devices_per_node=1)
+            check = replace(self._request(device, view.iterations, None), seed_offset=SEED_CHECK_OFFSET)
             yield [check]
             result = self.study.seed_checks.get(check.key)
             if result is None or not result.diverged:

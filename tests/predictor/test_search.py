@@ -448,8 +448,9 @@ def test_a_one_device_warm_up_that_stops_descending_hands_over_to_the_recipe_on_
             search.tell(cluster.run(request, 0.03))
     recipe, fork = search.study.recipe, search.study.fork
     assert recipe is not None and fork is not None
-    one_device = [r for r in search.study.probes if r.config == recipe.replace(devices_per_node=1)
-                  and r.start_iteration < fork.iteration and r.probe_key not in search.study.timings]
+    device = recipe.replace(devices_per_node=1).key()
+    one_device = [r for r in search.study.probes if r.probe_key in search.study.evidence_of(device)
+                  and r.start_iteration < fork.iteration]
     assert len(one_device) == 2, "from scratch, then one doubling that ended higher than it began"
     assert search.study.warmup_config == recipe
     assert fork.key == search.study.lineages.chain_of(None, recipe.key())[-1].probe_key

@@ -58,6 +58,7 @@ def test_the_edge_rate_that_trains_on_a_second_seed_warms_up_after_one_check() -
     search, asked = searched(SyntheticCluster())
     assert [(r.config.lr, r.parent) for r in checks(asked)] == [(0.1, None)]
     assert search.study.recipe is not None and search.study.recipe.lr == 0.1
+    assert checks(asked)[0].config == search.study.warmup_config  # the device the warm-up runs
     check = checks(asked)[0].key
     assert check in search.study.seed_checks and check not in search.study.lineages.segments
     assert check not in search.plan("s").evidence
