@@ -126,14 +126,15 @@ def main() -> None:
               f"train/best fixed {result['vs_best_fixed']:.3f}, "
               f"switches {[r['switches'] for r in result['seeds']]}; {result['wall_seconds']:.0f}s",
               flush=True)
-    command = (f"python benchmarks/train_eval.py --kind {args.kind} --scenarios NAMES --seeds {args.seeds}"
+    command = (f"python benchmarks/train_eval.py --kind {args.kind} --scenarios {','.join(names)} "
+               f"--seeds {args.seeds}"
                + (" --best-known" if args.best_known else ""))
     write(out, command, results)
 
 
 def write(out: Path, command: str, results: list[dict[str, Any]]) -> None:
     """The summary over ``results`` (one run's or several merged), printed and written to ``out``
-    with every scenario's rows, under ``command`` naming their scenarios."""
+    with every scenario's rows, under ``command`` with its scenario list made theirs (a merge's)."""
     summary = {
         "train_beats_one_shot_by_10pct": sum(r["vs_one_shot"] <= 0.9 for r in results),
         "median_vs_best_fixed": statistics.median(r["vs_best_fixed"] for r in results),
