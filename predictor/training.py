@@ -119,7 +119,7 @@ class TrainingPlanner:
         self._behind: set[str] = set()  # configs whose fork ended clearly above the run's loss
         self._within_noise = False  # the last re-plan's continuation progressed within the loss's noise
         self.eta: list[dict[str, Any]] = []  # the forecast of the time left, at each checkpoint
-        self._reading: Prediction | None = plan.predicted  # the pooled model's latest TTC of the run
+        self.reading: Prediction | None = plan.predicted  # the pooled model's latest TTC of the run
 
     # -- the run's lineage ------------------------------------------------------------------------
     def _plan_lineage(self, config: Config) -> list[ProbeResult]:
@@ -186,7 +186,7 @@ class TrainingPlanner:
             self.tuning.append(result)
         else:
             self.run.append(result)
-            entry = eta_at(self._view(), result, self.target, self.study.priors, self._reading)
+            entry = eta_at(self._view(), result, self.target, self.study.priors, self.reading)
             if entry is not None:
                 self.eta.append(entry)
         if self._replan is not None:
@@ -371,7 +371,7 @@ class TrainingPlanner:
             return
         self._within_noise = tip.config.key() in model.on_reference or unresolved(model.predict(tip.config))
         rest = rest_of_run(model, reference, continued)
-        incumbent = self._reading = finished(continued, speed, rest)
+        incumbent = self.reading = finished(continued, speed, rest)
         self._band = (incumbent.ttc_low, incumbent.ttc_high)
         scored = []
         for r in (r for r in views if r is not continued):
@@ -394,7 +394,7 @@ class TrainingPlanner:
         self.tuning.remove(best)
         self.run.append(best)
         self._band = (challenger.ttc_low, challenger.ttc_high)  # the run now answers to its prediction
-        self._reading = None if read_by_speed else challenger  # read by speed, no time is claimed
+        self.reading = None if read_by_speed else challenger  # read by speed, no time is claimed
         self.reasons[best.probe_key] = f"re-plan at iteration {tip.end_iteration}: " + (
             f"{speed.value / challenger.seconds_per_iteration:.1f}× the run's measured speed per iteration; "
             "its progress was within the loss's noise, so its statistical efficiency was taken as the "

@@ -1,0 +1,154 @@
+"""Replay ``ttc train``'s ETA at every checkpoint of recorded runs, so a change to it is scored in seconds.
+
+forecast_eval scores the ETA at three shares of one run per scenario, and a run costs minutes.
+Here each (scenario, study seed) is trained once, as forecast_eval trains it (the study, then
+``ttc train``), and what the ETA read at each checkpoint is recorded: the run's segments so far,
+the segment just told and the pooled model's reading then. ``--runs`` caches the recordings;
+rescoring replays predictor.eta.eta_at on them as the code now stands. Truth per checkpoint:
+the seconds the run actually had left (its own seconds at the target less its seconds then).
+
+Public scenarios only by default, on calibration seeds (4, 5: neither the probes' seed 0 nor
+forecast_eval's truth seeds 1–3): a choice made here must not be made on a held-out scenario.
+
+    python benchmarks/eta_replay.py [--scenarios digits_mlp,regression,plateau] [--seeds 4,5] \
+        [--runs eta_runs.json] [--out eta_replay.json]
+
+Prints one line per checkpoint and a summary (JSON): the median |p50 − truth| / truth over every
+checkpoint and at 25/50/75% of the run (the last checkpoint at or before it, as forecast_eval),
+the p10–p90 coverage and the median p90/p10 of the time left.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+from predictor.eta import eta_at
+from predictor.lineages import merge
+from predictor.training import TrainingPlanner
+from predictor.types import Prediction, ProbeResult, json_safe
+from worker.spec import load_spec
+
+sys.path.insert(0, str(Path(__file__).parent))
+from predictor_eval import RUN_MAX_ITERATIONS, SCENARIOS, held_out, run_ttc  # noqa: E402
+
+PUBLIC = ("digits_mlp", "regression", "plateau")
+SHARES = (0.25, 0.5, 0.75)
+
+
+class RecordingPlanner(TrainingPlanner):
+    """``ttc train``'s planner that keeps, at each run segment told, what its ETA read."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.checkpoints: list[dict[str, Any]] = []
+
+    def tell(self, result: ProbeResult) -> None:
+        reading, before, entries = self.reading, [s.probe_key for s in self.run], len(self.eta)
+        super().tell(result)
+        if len(self.eta) > entries:  # the ETA read the run as it stood with this segment appended
+            self.checkpoints.append({"segments": [*before, result.probe_key], "tip": result.probe_key,
+                                     "reading": None if reading is None else reading.to_dict()})
+
+
+def record(name: str, seed: int) -> dict[str, Any]:
+    """The study and ``ttc train`` on ``seed``, with every checkpoint's ETA inputs."""
+    spec = load_spec(SCENARIOS / "long" / f"{name}.yaml").model_copy(update={"seed": seed})
+    search, _, prober = run_ttc(spec)
+    planner = RecordingPlanner(search.study, max_iterations=RUN_MAX_ITERATIONS)
+    segments = {s.probe_key: s for s in [*search.study.probes, *planner.run]}
+    while requests := planner.ask():
+        for request in requests:
+            result = prober.run(request)
+            segments[result.probe_key] = result
+            planner.tell(result)
+    result = planner.result().to_dict()
+    return {"scenario": name, "seed": seed, "target": planner.target, "reached": result["reached"],
+            "iterations": result["iterations"],
+            "end_seconds": result["ttc_seconds"] - result["tuning_cluster_seconds"],
+            "segments": {key: segment.to_dict() for key, segment in segments.items()},
+            "checkpoints": planner.checkpoints}
+
+
+def replay(run: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ETA at each recorded checkpoint, as predictor.eta now computes it, against the truth."""
+    segments = {key: ProbeResult.from_dict(data) for key, data in run["segments"].items()}
+    rows = []
+    for checkpoint in run["checkpoints"]:
+        view = merge([segments[key] for key in checkpoint["segments"]])
+        truth = run["end_seconds"] - view.end_seconds
+        reading = checkpoint["reading"]
+        entry = eta_at(view, segments[checkpoint["tip"]], run["target"],
+                       reading=None if reading is None else Prediction.from_dict(reading))
+        if entry is None or truth <= 0:
+            continue
+        p10, p50, p90 = (entry[f"remaining_p{q}"] for q in (10, 50, 90))
+        p90 = math.inf if p90 is None else p90
+        rows.append({"scenario": run["scenario"], "seed": run["seed"], "iteration": view.end_iteration,
+                     "share": view.end_iteration / run["iterations"], "truth": truth, "p50": p50,
+                     "error": abs(p50 - truth) / truth, "covered": p10 <= truth <= p90,
+                     "width": p90 / p10 if p10 > 0 else math.inf})
+    return rows
+
+
+def at_shares(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Median error at each share, and how many runs had an ETA by then: per run, the last
+    checkpoint at or before it."""
+    scored: dict[str, dict[str, Any]] = {}
+    runs = {(r["scenario"], r["seed"]) for r in rows}
+    for share in SHARES:
+        errors = []
+        for run in runs:
+            before = [r for r in rows if (r["scenario"], r["seed"]) == run and r["share"] <= share]
+            if before:
+                errors.append(before[-1]["error"])
+        scored[f"{share:.0%}"] = {"median_error": statistics.median(errors) if errors else None,
+                                  "runs": f"{len(errors)}/{len(runs)}"}
+    return scored
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    if not rows:
+        return {"checkpoints": 0}
+    return {"checkpoints": len(rows), "median_error": statistics.median(r["error"] for r in rows),
+            "at": at_shares(rows), "coverage": sum(r["covered"] for r in rows) / len(rows),
+            "median_width": statistics.median(r["width"] for r in rows)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scenarios", default=",".join(PUBLIC))
+    parser.add_argument("--seeds", default="4,5", help="calibration seeds (not 0: the probes'; not 1-3)")
+    parser.add_argument("--runs", type=Path, help="cache of the recorded runs (JSON), read and extended")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    names, seeds = args.scenarios.split(","), [int(s) for s in args.seeds.split(",")]
+    if {0, 1, 2, 3} & set(seeds):
+        parser.error("calibration seeds must not be the probes' (0) or forecast_eval's truth seeds (1-3)")
+    if held := [name for name in names if held_out(name)]:
+        print(f"note: held-out scenarios {held}: read them only to check a decision already made")
+    cached = json.loads(args.runs.read_text()) if args.runs is not None and args.runs.exists() else {}
+    rows = []
+    for name in names:
+        for seed in seeds:
+            label = f"{name}|{seed}"
+            if label not in cached:
+                cached[label] = json_safe(record(name, seed))
+                if args.runs is not None:
+                    args.runs.write_text(json.dumps(cached))
+            for row in replay(cached[label]):
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+    result = {"scenarios": names, "seeds": seeds, "summary": summary(rows), "checkpoints": rows}
+    print(json.dumps(result["summary"]))
+    if args.out is not None:
+        args.out.write_text(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,19 @@
+"""eta_replay scores the ETA at a share of the run with the last checkpoint at or before it, per run
+(benchmarks/eta_replay.py), as forecast_eval does."""
+
+from __future__ import annotations
+
+from benchmarks.eta_replay import at_shares
+
+
+def checkpoint(seed: int, share: float, error: float) -> dict[str, object]:
+    return {"scenario": "s", "seed": seed, "share": share, "error": error}
+
+
+def test_each_share_takes_each_runs_last_checkpoint_at_or_before_it() -> None:
+    rows = [checkpoint(4, 0.3, 0.9), checkpoint(4, 0.5, 0.2), checkpoint(4, 0.7, 0.1),
+            checkpoint(5, 0.45, 0.4), checkpoint(5, 0.8, 0.3)]
+    scored = at_shares(rows)
+    assert scored["25%"] == {"median_error": None, "runs": "0/2"}  # no run had an ETA by then
+    assert scored["50%"] == {"median_error": (0.2 + 0.4) / 2, "runs": "2/2"}
+    assert scored["75%"] == {"median_error": (0.1 + 0.4) / 2, "runs": "2/2"}
