@@ -35,10 +35,11 @@ from predictor.types import Prediction, ProbeResult, json_safe
 from worker.spec import load_spec
 
 sys.path.insert(0, str(Path(__file__).parent))
+from forecast_eval import ETA_SHARES  # noqa: E402
 from predictor_eval import RUN_MAX_ITERATIONS, SCENARIOS, held_out, run_ttc  # noqa: E402
+from train_eval import run_to_target  # noqa: E402
 
 PUBLIC = ("digits_mlp", "regression", "plateau")
-SHARES = (0.25, 0.5, 0.75)
 
 
 class RecordingPlanner(TrainingPlanner):
@@ -47,9 +48,11 @@ class RecordingPlanner(TrainingPlanner):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.checkpoints: list[dict[str, Any]] = []
+        self.segments = {s.probe_key: s for s in [*self.study.probes, *self.run]}  # all a checkpoint names
 
     def tell(self, result: ProbeResult) -> None:
         reading, before, entries = self.reading, [s.probe_key for s in self.run], len(self.eta)
+        self.segments[result.probe_key] = result
         super().tell(result)
         if len(self.eta) > entries:  # the ETA read the run as it stood with this segment appended
             self.checkpoints.append({"segments": [*before, result.probe_key], "tip": result.probe_key,
@@ -61,17 +64,11 @@ def record(name: str, seed: int) -> dict[str, Any]:
     spec = load_spec(SCENARIOS / "long" / f"{name}.yaml").model_copy(update={"seed": seed})
     search, _, prober = run_ttc(spec)
     planner = RecordingPlanner(search.study, max_iterations=RUN_MAX_ITERATIONS)
-    segments = {s.probe_key: s for s in [*search.study.probes, *planner.run]}
-    while requests := planner.ask():
-        for request in requests:
-            result = prober.run(request)
-            segments[result.probe_key] = result
-            planner.tell(result)
-    result = planner.result().to_dict()
+    result = run_to_target(planner, prober).to_dict()
     return {"scenario": name, "seed": seed, "target": planner.target, "reached": result["reached"],
             "iterations": result["iterations"],
             "end_seconds": result["ttc_seconds"] - result["tuning_cluster_seconds"],
-            "segments": {key: segment.to_dict() for key, segment in segments.items()},
+            "segments": {key: segment.to_dict() for key, segment in planner.segments.items()},
             "checkpoints": planner.checkpoints}
 
 
@@ -101,7 +98,7 @@ def at_shares(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     checkpoint at or before it."""
     scored: dict[str, dict[str, Any]] = {}
     runs = {(r["scenario"], r["seed"]) for r in rows}
-    for share in SHARES:
+    for share in ETA_SHARES:
         errors = []
         for run in runs:
             before = [r for r in rows if (r["scenario"], r["seed"]) == run and r["share"] <= share]

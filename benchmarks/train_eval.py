@@ -30,23 +30,36 @@ import time
 from pathlib import Path
 from typing import Any
 
-from predictor_eval import CENSOR, RESULTS, SCENARIOS, Truth, grids, ground_truth_grid, held_out, run_ttc
+from predictor_eval import (
+    CENSOR,
+    RESULTS,
+    RUN_MAX_ITERATIONS,
+    SCENARIOS,
+    Truth,
+    grids,
+    ground_truth_grid,
+    held_out,
+    run_ttc,
+)
 
 from predictor.training import TrainingPlanner
 from predictor.types import json_safe
 from worker.spec import load_spec
-
-RUN_MAX_ITERATIONS = 40_000
 
 
 def train(spec: Any) -> tuple[Any, Any, Any]:
     """ttc's study, then the run with re-plans, in this process (probe states kept in memory)."""
     search, plan, prober = run_ttc(spec)
     planner = TrainingPlanner(search.study, max_iterations=RUN_MAX_ITERATIONS)
+    return search, plan, run_to_target(planner, prober)
+
+
+def run_to_target(planner: TrainingPlanner, prober: Any) -> Any:
+    """``planner``'s run on ``prober``'s cluster until it is done; its result."""
     while requests := planner.ask():
         for request in requests:
             planner.tell(prober.run(request))
-    return search, plan, planner.result()
+    return planner.result()
 
 
 def evaluate(name: str, kind: str, seeds: list[int], jobs: int, cache: Path | None,
