@@ -15,7 +15,9 @@ forecast_eval's truth seeds 1–3): a choice made here must not be made on a hel
 
 Prints one line per checkpoint and a summary (JSON): the median |p50 − truth| / truth over every
 checkpoint and at 25/50/75% of the run (the last checkpoint at or before it, as forecast_eval),
-the p10–p90 coverage and the median p90/p10 of the time left.
+the p10–p90 coverage and the median p90/p10 of the time left. ``parts``: the same median error of
+each of the two readings the ETA mixes, alone (the ensemble on the run's curve; the pooled model's
+latest TTC less the run's seconds so far), to tell which one a change of the mix should trust.
 """
 
 from __future__ import annotations
@@ -79,17 +81,20 @@ def replay(run: dict[str, Any]) -> list[dict[str, Any]]:
     for checkpoint in run["checkpoints"]:
         view = merge([segments[key] for key in checkpoint["segments"]])
         truth = run["end_seconds"] - view.end_seconds
-        reading = checkpoint["reading"]
-        entry = eta_at(view, segments[checkpoint["tip"]], run["target"],
-                       reading=None if reading is None else Prediction.from_dict(reading))
+        reading = None if checkpoint["reading"] is None else Prediction.from_dict(checkpoint["reading"])
+        entry = eta_at(view, segments[checkpoint["tip"]], run["target"], reading=reading)
         if entry is None or truth <= 0:
             continue
         p10, p50, p90 = (entry[f"remaining_p{q}"] for q in (10, 50, 90))
         p90 = math.inf if p90 is None else p90
+        alone = eta_at(view, segments[checkpoint["tip"]], run["target"])
+        read = reading.ttc_seconds - view.end_seconds if reading is not None else math.nan
         rows.append({"scenario": run["scenario"], "seed": run["seed"], "iteration": view.end_iteration,
                      "share": view.end_iteration / run["iterations"], "truth": truth, "p50": p50,
                      "error": abs(p50 - truth) / truth, "covered": p10 <= truth <= p90,
-                     "width": p90 / p10 if p10 > 0 else math.inf})
+                     "width": p90 / p10 if p10 > 0 else math.inf,
+                     "ensemble_error": abs(alone["remaining_p50"] - truth) / truth,
+                     "reading_error": abs(read - truth) / truth if math.isfinite(read) else None})
     return rows
 
 
@@ -112,9 +117,12 @@ def at_shares(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     if not rows:
         return {"checkpoints": 0}
+    read = [r["reading_error"] for r in rows if r["reading_error"] is not None]
     return {"checkpoints": len(rows), "median_error": statistics.median(r["error"] for r in rows),
             "at": at_shares(rows), "coverage": sum(r["covered"] for r in rows) / len(rows),
-            "median_width": statistics.median(r["width"] for r in rows)}
+            "median_width": statistics.median(r["width"] for r in rows),
+            "parts": {"ensemble_alone": statistics.median(r["ensemble_error"] for r in rows),
+                      "reading_alone": statistics.median(read) if read else None}}
 
 
 def main() -> None:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from benchmarks.eta_replay import at_shares
+from benchmarks.eta_replay import at_shares, summary
 
 
 def checkpoint(seed: int, share: float, error: float) -> dict[str, object]:
@@ -17,3 +17,12 @@ def test_each_share_takes_each_runs_last_checkpoint_at_or_before_it() -> None:
     assert scored["25%"] == {"median_error": None, "runs": "0/2"}  # no run had an ETA by then
     assert scored["50%"] == {"median_error": (0.2 + 0.4) / 2, "runs": "2/2"}
     assert scored["75%"] == {"median_error": (0.1 + 0.4) / 2, "runs": "2/2"}
+
+
+def test_the_summary_scores_each_reading_alone_where_it_has_one() -> None:
+    rows = [{**checkpoint(4, 0.6, 0.2), "covered": True, "width": 2.0, "ensemble_error": 0.1,
+             "reading_error": None},
+            {**checkpoint(4, 0.8, 0.4), "covered": False, "width": 4.0, "ensemble_error": 0.5,
+             "reading_error": 0.9}]
+    parts = summary(rows)["parts"]
+    assert parts == {"ensemble_alone": (0.1 + 0.5) / 2, "reading_alone": 0.9}  # the run had no reading first
