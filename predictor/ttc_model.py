@@ -214,9 +214,12 @@ class TtcModel:
         remaining = rate.remaining
         if shedding:  # a transient of the change: no bound above
             remaining = Estimate(remaining.value, remaining.low, math.inf)
-        elif self.shedding_noise(config, rate.rate):  # the point alone past the bound: its excess is the drop
-            value = remaining.value * rate.rate / self.fastest_rate(config)
-            remaining = Estimate(value, min(remaining.low, value), max(remaining.high, value))
+        elif noise_temperature(config) < noise_temperature(self.fork.config):
+            # a point past the carries' bound, its low end within it: the point's excess is the drop
+            fastest = self.fastest_rate(config)
+            if rate.rate > fastest:
+                value = remaining.value * rate.rate / fastest
+                remaining = Estimate(value, min(remaining.low, value), max(remaining.high, value))
         return Estimate(done + remaining.value, done + remaining.low, done + remaining.high)
 
     def _own_curve(self, result: ProbeResult) -> Estimate | None:
