@@ -192,11 +192,7 @@ class TtcModel:
                 if noise_temperature(r.config) < heat and level_below(r, continued, noise)}
 
     def _steps_of(self, result: ProbeResult) -> Estimate | None:
-        """Iterations from the epoch's origin to the target for one measured lineage. A cooler
-        fork read faster than ``fastest_rate`` allows is the drop of shed noise: with its whole
-        interval past the bound it has no upper end; with its point alone past it, the point is
-        held to the bound (on a held-out workload a 16-device fork read 34.5×, 80%: 0.68–68×,
-        against a bound of 14.8×, and on that point became the plan, 3.9× slower than the best)."""
+        """Iterations from the epoch's origin to the target for one measured lineage."""
         if result.reached_iteration is not None or self.fork is None:
             estimate = iterations_to_target(result, self.target)
             if estimate is None or self.fork is None:
@@ -214,12 +210,6 @@ class TtcModel:
         remaining = rate.remaining
         if shedding:  # a transient of the change: no bound above
             remaining = Estimate(remaining.value, remaining.low, math.inf)
-        elif noise_temperature(config) < noise_temperature(self.fork.config):
-            # a point past the carries' bound, its low end within it: the point's excess is the drop
-            fastest = self.fastest_rate(config)
-            if rate.rate > fastest:
-                value = remaining.value * rate.rate / fastest
-                remaining = Estimate(value, min(remaining.low, value), max(remaining.high, value))
         return Estimate(done + remaining.value, done + remaining.low, done + remaining.high)
 
     def _own_curve(self, result: ProbeResult) -> Estimate | None:

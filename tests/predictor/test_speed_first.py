@@ -8,7 +8,7 @@ import math
 import pytest
 
 from predictor.fork_level import level_above
-from predictor.reference_curve import ReferenceCurve, fork_rate
+from predictor.reference_curve import ReferenceCurve
 from predictor.se_model import Estimate
 from predictor.speed_first import by_speed, rest_of_run, unresolved
 from predictor.ttc_model import ForkPoint, TtcModel, finished, noise_temperature
@@ -125,21 +125,3 @@ def test_a_cooler_fork_read_faster_than_its_step_allows_has_no_upper_bound(refer
     assert model.fastest_rate(hotter.config) == pytest.approx(2.0)
     bounded = model.steps(hotter.config)
     assert bounded is not None and math.isfinite(bounded.high)
-
-
-def test_a_cooler_fork_read_past_its_bound_on_its_point_alone_is_held_to_the_bound(
-    reference: ReferenceCurve,
-) -> None:
-    """The same fifth of the step, read at 3.4× on a noisy 20-iteration fork whose rate's low end
-    (0.94×) is within the bound: the point past the bound is the drop, so it is held there (the
-    warm-up's pace); the interval keeps its measured ends. On a held-out workload a 16-device fork
-    read 34.5× (80%: 0.68–68×) against a bound of 14.8× and, on its point, became the plan: 3.9×
-    slower than the best known."""
-    cooler = moved(fork(3.0, length=20, noise=0.02, seed=1), lr=CONFIG.lr / 5)
-    model = model_of(reference, cooler)
-    rate = fork_rate(reference, cooler, TARGET, cooler.config.momentum)
-    assert rate is not None and 0 < rate.rate_low < model.fastest_rate(cooler.config) < rate.rate
-    steps = model.steps(cooler.config)
-    done = cooler.end_iteration - WARMUP
-    assert steps is not None and steps.value == pytest.approx(done + rate.remaining.value * rate.rate)
-    assert steps.low < steps.value < steps.high < math.inf
