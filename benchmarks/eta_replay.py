@@ -74,6 +74,10 @@ def record(name: str, seed: int) -> dict[str, Any]:
             "checkpoints": planner.checkpoints}
 
 
+def relative_error(p50: float, truth: float) -> float:
+    return abs(p50 - truth) / truth
+
+
 def replay(run: dict[str, Any]) -> list[dict[str, Any]]:
     """The ETA at each recorded checkpoint, as predictor.eta now computes it, against the truth."""
     segments = {key: ProbeResult.from_dict(data) for key, data in run["segments"].items()}
@@ -82,19 +86,21 @@ def replay(run: dict[str, Any]) -> list[dict[str, Any]]:
         view = merge([segments[key] for key in checkpoint["segments"]])
         truth = run["end_seconds"] - view.end_seconds
         reading = None if checkpoint["reading"] is None else Prediction.from_dict(checkpoint["reading"])
-        entry = eta_at(view, segments[checkpoint["tip"]], run["target"], reading=reading)
+        tip = segments[checkpoint["tip"]]
+        entry = eta_at(view, tip, run["target"], reading=reading)
         if entry is None or truth <= 0:
             continue
         p10, p50, p90 = (entry[f"remaining_p{q}"] for q in (10, 50, 90))
         p90 = math.inf if p90 is None else p90
-        alone = eta_at(view, segments[checkpoint["tip"]], run["target"])
+        alone = eta_at(view, tip, run["target"])
         read = reading.ttc_seconds - view.end_seconds if reading is not None else math.nan
+
         rows.append({"scenario": run["scenario"], "seed": run["seed"], "iteration": view.end_iteration,
                      "share": view.end_iteration / run["iterations"], "truth": truth, "p50": p50,
-                     "error": abs(p50 - truth) / truth, "covered": p10 <= truth <= p90,
+                     "error": relative_error(p50, truth), "covered": p10 <= truth <= p90,
                      "width": p90 / p10 if p10 > 0 else math.inf,
-                     "ensemble_error": abs(alone["remaining_p50"] - truth) / truth,
-                     "reading_error": abs(read - truth) / truth if math.isfinite(read) else None})
+                     "ensemble_error": relative_error(alone["remaining_p50"], truth),
+                     "reading_error": relative_error(read, truth) if math.isfinite(read) else None})
     return rows
 
 
