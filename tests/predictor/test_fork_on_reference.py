@@ -54,3 +54,33 @@ def test_a_fork_whose_own_progress_is_resolved_keeps_its_own_reading(reference: 
     model = model_of(reference, fork(2.0))
     assert model.on_reference == set()
     assert model.steps(CONFIG) is not None
+
+
+def larger_batch(rate: float, noise: float, seed: int) -> ProbeResult:
+    """A fork of the recipe at twice its batch, ``rate`` times the reference's pace, read through
+    ``noise`` on every evaluation; its gradient norms as ``stalled``'s (B_noise 64)."""
+    result = copy.copy(fork(rate, noise=noise, seed=seed))
+    result.config = CONFIG.replace(batch_size=CONFIG.batch_size * 2)
+    result.grad_sq_small, result.grad_sq_big, result.batch_small, result.batch_big = 5.0, 3.0, 16, 32
+    return result
+
+
+def test_a_fork_read_through_noise_wider_than_its_carry_is_read_on_the_reference(
+    reference: ReferenceCurve,
+) -> None:
+    """Its rate's 80% interval (0.81-7.8×) spans the warm-up's pace and the fastest the carries
+    allow (1.5× here): the point it reads (4.2×) is noise, and the carry stands in for it."""
+    noisy = larger_batch(2.0, noise=0.1, seed=1)
+    model = model_of(reference, stalled(), noisy)
+    assert noisy.config.key() in model.on_reference
+    assert model.steps(noisy.config).value == pytest.approx(
+        continued_remaining(reference, WARMUP, TARGET).value * 3 / 4)
+
+
+def test_a_larger_batch_read_without_gain_keeps_its_own_reading(reference: ReferenceCurve) -> None:
+    """Read at the warm-up's pace, its interval excludes the carry's fastest: the measured lack of
+    gain stands rather than the noise scale's promise."""
+    flat = larger_batch(1.0, noise=0.0, seed=1)
+    model = model_of(reference, stalled(), flat)
+    assert flat.config.key() not in model.on_reference
+    assert model.steps(flat.config).value > continued_remaining(reference, WARMUP, TARGET).value * 3 / 4
