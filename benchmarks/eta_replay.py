@@ -94,7 +94,6 @@ def replay(run: dict[str, Any]) -> list[dict[str, Any]]:
         p90 = math.inf if p90 is None else p90
         alone = eta_at(view, tip, run["target"])
         read = reading.ttc_seconds - view.end_seconds if reading is not None else math.nan
-
         rows.append({"scenario": run["scenario"], "seed": run["seed"], "iteration": view.end_iteration,
                      "share": view.end_iteration / run["iterations"], "truth": truth, "p50": p50,
                      "error": relative_error(p50, truth), "covered": p10 <= truth <= p90,

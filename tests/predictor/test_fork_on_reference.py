@@ -13,14 +13,19 @@ from tests.predictor.test_reference_curve import CONFIG, WARMUP, fork
 from tests.predictor.test_speed_first import TARGET, model_of
 
 
+def with_noise_scale_64(result: ProbeResult) -> ProbeResult:
+    """``result`` with gradient norms that put the noise scale at 64 (|G|² = 1, tr Σ = 64 from
+    batches 16 and 32)."""
+    result.grad_sq_small, result.grad_sq_big, result.batch_small, result.batch_big = 5.0, 3.0, 16, 32
+    return result
+
+
 def stalled(**change: object) -> ProbeResult:
-    """A fork whose loss does not move in its 50 iterations: its own reading is noise. Its gradient
-    norms put the noise scale at 64 (|G|² = 1, tr Σ = 64 from batches 16 and 32)."""
+    """A fork whose loss does not move in its 50 iterations: its own reading is noise."""
     result = copy.copy(fork(1.0))
     result.config = CONFIG.replace(**change)
     result.curve = [(k, t, result.curve[0][2]) for k, t, _ in result.curve]
-    result.grad_sq_small, result.grad_sq_big, result.batch_small, result.batch_big = 5.0, 3.0, 16, 32
-    return result
+    return with_noise_scale_64(result)
 
 
 def test_a_larger_batch_of_the_recipe_is_read_on_the_reference_carried_by_the_noise_scale(
@@ -58,11 +63,10 @@ def test_a_fork_whose_own_progress_is_resolved_keeps_its_own_reading(reference: 
 
 def larger_batch(rate: float, noise: float, seed: int) -> ProbeResult:
     """A fork of the recipe at twice its batch, ``rate`` times the reference's pace, read through
-    ``noise`` on every evaluation; its gradient norms as ``stalled``'s (B_noise 64)."""
+    ``noise`` on every evaluation."""
     result = copy.copy(fork(rate, noise=noise, seed=seed))
     result.config = CONFIG.replace(batch_size=CONFIG.batch_size * 2)
-    result.grad_sq_small, result.grad_sq_big, result.batch_small, result.batch_big = 5.0, 3.0, 16, 32
-    return result
+    return with_noise_scale_64(result)
 
 
 def test_a_fork_read_through_noise_wider_than_its_carry_is_read_on_the_reference(
