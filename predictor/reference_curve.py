@@ -174,6 +174,7 @@ class ForkRate:
     remaining: Estimate  # fork iterations after its end until the target
     rate_low: float = -math.inf  # the rate's 80% interval, the level noise's share included
     rate_high: float = math.inf
+    span: float = 0.0  # fork iterations the rate was read over (its settled part)
 
 
 def _rate_line(reference: ReferenceCurve, params: CurveParams, j: np.ndarray, losses: np.ndarray
@@ -240,13 +241,15 @@ def fork_points(fork: ProbeResult) -> tuple[np.ndarray, np.ndarray]:
     return j, losses
 
 
-def fork_rate(reference: ReferenceCurve, fork: ProbeResult, target: float, momentum: float = 0.0
-              ) -> ForkRate | None:
+def fork_rate(reference: ReferenceCurve, fork: ProbeResult, target: float, momentum: float = 0.0,
+              offset: float = 0.0) -> ForkRate | None:
     """Rate and remaining iterations of ``fork`` (a probe started from a lineage's checkpoint).
 
     The fork's first ``settling_iterations(momentum)`` (at most half the fork) are skipped. The
     80% interval combines, in log space, the spread over the reference's bootstrap resamples and
-    the rate's own 80% interval (Theil–Sen), then widens for extrapolation distance.
+    the rate's own 80% interval (Theil–Sen), then widens for extrapolation distance. ``offset``:
+    reference iterations the fork's reading may stand off beyond the lineage's level noise (the
+    control's miss, predictor.ttc_model), spread over the fork's span like that noise.
     """
     if fork.diverged or fork.error:
         return None
@@ -262,10 +265,11 @@ def fork_rate(reference: ReferenceCurve, fork: ProbeResult, target: float, momen
     goal = float(reference.iteration_at(target)[0])
     if rate <= 0 < rate_high and math.isfinite(goal):
         return None  # no progress seen, yet progress is within its 80% interval: no evidence either way
-    hidden = _rate_hidden_by_noise(reference, position, float(np.ptp(j)))
+    span = float(np.ptp(j))
+    hidden = _rate_hidden_by_noise(reference, position, span) + (offset / span if span > 0 else 0.0)
     rate_low, rate_high = min(rate_low, rate - hidden), max(rate_high, rate + hidden)
     if not (rate > 0 and math.isfinite(goal)):
-        return ForkRate(rate, position, Estimate(math.inf, math.inf, math.inf), rate_low, rate_high)
+        return ForkRate(rate, position, Estimate(math.inf, math.inf, math.inf), rate_low, rate_high, span)
     value = max((goal - position) / rate, 0.0)
     draws = []
     for params in reference.samples:
@@ -275,7 +279,7 @@ def fork_rate(reference: ReferenceCurve, fork: ProbeResult, target: float, momen
         draws.append(max((sample_goal - sample[3]) / sample[0], 0.0) if ok else math.inf)
     low, high = (np.percentile(np.array(draws), INTERVAL, method="nearest") if draws else (value, value))
     if value <= 0:
-        return ForkRate(rate, position, Estimate(0.0, 0.0, float(max(high, 0.0))), rate_low, rate_high)
+        return ForkRate(rate, position, Estimate(0.0, 0.0, float(max(high, 0.0))), rate_low, rate_high, span)
     below = math.log(value / low) if low > 0 else math.inf
     above = math.log(high / value) if math.isfinite(high) else math.inf
     rate_below = math.log(rate_high / rate) if rate_high > rate else 0.0  # a faster rate: fewer iterations
@@ -284,4 +288,4 @@ def fork_rate(reference: ReferenceCurve, fork: ProbeResult, target: float, momen
     form = _form_widening(measured, value)
     low = value * math.exp(-math.hypot(max(below, 0.0), rate_below) - form)
     high = value * math.exp(math.hypot(max(above, 0.0), rate_above) + form)
-    return ForkRate(rate, position, Estimate(value, low, high), rate_low, rate_high)
+    return ForkRate(rate, position, Estimate(value, low, high), rate_low, rate_high, span)

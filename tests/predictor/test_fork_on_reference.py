@@ -7,7 +7,7 @@ import copy
 
 import pytest
 
-from predictor.reference_curve import ReferenceCurve, continued_remaining
+from predictor.reference_curve import ReferenceCurve, continued_remaining, fork_rate
 from predictor.types import ProbeResult
 from tests.predictor.test_reference_curve import CONFIG, WARMUP, fork
 from tests.predictor.test_speed_first import TARGET, model_of
@@ -83,8 +83,29 @@ def test_a_fork_read_through_noise_wider_than_its_carry_is_read_on_the_reference
 
 def test_a_larger_batch_read_without_gain_keeps_its_own_reading(reference: ReferenceCurve) -> None:
     """Read at the warm-up's pace, its interval excludes the carry's fastest: the measured lack of
-    gain stands rather than the noise scale's promise."""
+    gain stands rather than the noise scale's promise (beside a control read at its own pace)."""
     flat = larger_batch(1.0, noise=0.0, seed=1)
-    model = model_of(reference, stalled(), flat)
+    model = model_of(reference, fork(1.0), flat)
     assert flat.config.key() not in model.on_reference
     assert model.steps(flat.config).value > continued_remaining(reference, WARMUP, TARGET).value * 3 / 4
+
+
+def test_a_control_that_misses_its_own_pace_widens_every_fork_beside_it(reference: ReferenceCurve) -> None:
+    """The warm-up continued runs at pace 1 by construction. Read at −2× (its loss rose), it shows
+    error at the fork point that the level noise does not model; the larger batch beside it, read
+    tightly at the warm-up's pace, then spans every rate the carries allow and is read on the
+    reference."""
+    rose = fork(-2.0)
+    flat = larger_batch(1.0, noise=0.0, seed=1)
+    model = model_of(reference, rose, flat)
+    control = fork_rate(reference, rose, TARGET)
+    assert control is not None and control.rate_high < 1.0
+    assert model._control_offset() > 0
+    assert flat.config.key() in model.on_reference
+
+
+def test_a_control_read_at_its_own_pace_widens_nothing(reference: ReferenceCurve) -> None:
+    flat = larger_batch(1.0, noise=0.0, seed=1)
+    model = model_of(reference, fork(1.0), flat)
+    assert model._control_offset() == 0.0
+    assert flat.config.key() not in model.on_reference
