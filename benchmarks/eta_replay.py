@@ -71,6 +71,7 @@ def record(name: str, seed: int) -> dict[str, Any]:
             "iterations": result["iterations"],
             "end_seconds": result["ttc_seconds"] - result["tuning_cluster_seconds"],
             "segments": {key: segment.to_dict() for key, segment in planner.segments.items()},
+            "lineage": [segment.probe_key for segment in planner.run],  # the whole run, a later run's prior
             "checkpoints": planner.checkpoints}
 
 
