@@ -11,7 +11,12 @@ Public scenarios only by default, on calibration seeds (4, 5: neither the probes
 forecast_eval's truth seeds 1–3): a choice made here must not be made on a held-out scenario.
 
     python benchmarks/eta_replay.py [--scenarios digits_mlp,regression,plateau] [--seeds 4,5] \
-        [--runs eta_runs.json] [--out eta_replay.json]
+        [--runs eta_runs.json] [--out eta_replay.json] [--prior]
+
+With ``--prior`` each run's ETA also reads the other seeds' runs of its scenario as finished runs of
+the same job (issue 34 item 4: a team re-running a job it ran last week), the way a study of a job
+run before reads them back (service.db.priors), and the warm-up's segments are read as checkpoints
+too (``summary.warmup``; the run's own checkpoints are ``summary.after_study``).
 
 Prints one line per checkpoint and a summary (JSON): the median |p50 − truth| / truth over every
 checkpoint and at 25/50/75% of the run (the last checkpoint at or before it, as forecast_eval),
@@ -31,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from predictor.eta import eta_at
+from predictor.forecast import Curve
 from predictor.lineages import merge
 from predictor.training import TrainingPlanner
 from predictor.types import Prediction, ProbeResult, json_safe
@@ -79,23 +85,50 @@ def relative_error(p50: float, truth: float) -> float:
     return abs(p50 - truth) / truth
 
 
-def replay(run: dict[str, Any]) -> list[dict[str, Any]]:
-    """The ETA at each recorded checkpoint, as predictor.eta now computes it, against the truth."""
+def prior_curve(run: dict[str, Any]) -> Curve:
+    """A finished run's (iteration, loss) curve, as ``ttc train`` records it and a later study of
+    the same job reads it back (service.db.priors)."""
+    segments = {key: ProbeResult.from_dict(data) for key, data in run["segments"].items()}
+    view = merge([segments[key] for key in run["lineage"]])
+    return [(float(k), float(loss)) for k, _, loss in view.curve if k > 0 and 0 < loss < math.inf]
+
+
+def checkpoints(run: dict[str, Any], warmup: bool) -> list[dict[str, Any]]:
+    """The recorded checkpoints; with ``warmup``, first each segment of the warm-up the run
+    continues (the study's lineage from scratch, up to its first change of config), read as a
+    checkpoint with no pooled reading: what an ETA in the warm-up would say (tried with a prior on
+    2026-12-02 and not kept, docs/results/history/forecasts.md; ``ttc train`` has none there)."""
+    recorded = run["checkpoints"]
+    early = []
+    if warmup and recorded:
+        first = recorded[0]["segments"][:-1]  # the run's first own segment is a recorded checkpoint
+        config = run["segments"][first[0]]["config"] if first else None
+        for i, key in enumerate(first, start=1):
+            if run["segments"][key]["config"] != config:
+                break
+            early.append({"segments": first[:i], "tip": key, "reading": None, "warmup": True})
+    return early + recorded
+
+
+def replay(run: dict[str, Any], priors: tuple[Curve, ...] = ()) -> list[dict[str, Any]]:
+    """The ETA at each recorded checkpoint, as predictor.eta now computes it, against the truth;
+    with ``priors`` (finished runs of the same job), also at the warm-up's segments."""
     segments = {key: ProbeResult.from_dict(data) for key, data in run["segments"].items()}
     rows = []
-    for checkpoint in run["checkpoints"]:
+    for checkpoint in checkpoints(run, warmup=bool(priors)):
         view = merge([segments[key] for key in checkpoint["segments"]])
         truth = run["end_seconds"] - view.end_seconds
         reading = None if checkpoint["reading"] is None else Prediction.from_dict(checkpoint["reading"])
         tip = segments[checkpoint["tip"]]
-        entry = eta_at(view, tip, run["target"], reading=reading)
+        entry = eta_at(view, tip, run["target"], priors, reading)
         if entry is None or truth <= 0:
             continue
         p10, p50, p90 = (entry[f"remaining_p{q}"] for q in (10, 50, 90))
         p90 = math.inf if p90 is None else p90
-        alone = eta_at(view, tip, run["target"])
+        alone = eta_at(view, tip, run["target"], priors)
         read = reading.ttc_seconds - view.end_seconds if reading is not None else math.nan
         rows.append({"scenario": run["scenario"], "seed": run["seed"], "iteration": view.end_iteration,
+                     "warmup": checkpoint.get("warmup", False),
                      "share": view.end_iteration / run["iterations"], "truth": truth, "p50": p50,
                      "error": relative_error(p50, truth), "covered": p10 <= truth <= p90,
                      "width": p90 / p10 if p10 > 0 else math.inf,
@@ -120,13 +153,25 @@ def at_shares(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return scored
 
 
+def scores(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Median error (over every checkpoint, and at 25/50/75% of the run), p10–p90 coverage and
+    median p90/p10 over ``rows``."""
+    if not rows:
+        return {"checkpoints": 0}
+    return {"checkpoints": len(rows), "median_error": statistics.median(r["error"] for r in rows),
+            "at": at_shares(rows), "coverage": sum(r["covered"] for r in rows) / len(rows),
+            "median_width": statistics.median(r["width"] for r in rows)}
+
+
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Over every checkpoint, then apart: the warm-up's (read with priors only) and the run's own,
+    which ``ttc train`` prints."""
     if not rows:
         return {"checkpoints": 0}
     read = [r["reading_error"] for r in rows if r["reading_error"] is not None]
-    return {"checkpoints": len(rows), "median_error": statistics.median(r["error"] for r in rows),
-            "at": at_shares(rows), "coverage": sum(r["covered"] for r in rows) / len(rows),
-            "median_width": statistics.median(r["width"] for r in rows),
+    return {**scores(rows),
+            "warmup": scores([r for r in rows if r["warmup"]]),
+            "after_study": scores([r for r in rows if not r["warmup"]]),
             "parts": {"ensemble_alone": statistics.median(r["ensemble_error"] for r in rows),
                       "reading_alone": statistics.median(read) if read else None}}
 
@@ -137,6 +182,9 @@ def main() -> None:
     parser.add_argument("--seeds", default="4,5", help="calibration seeds (not 0: the probes'; not 1-3)")
     parser.add_argument("--runs", type=Path, help="cache of the recorded runs (JSON), read and extended")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--prior", action="store_true",
+                        help="each run's ETA also reads the other seeds' runs of its scenario as finished "
+                             "runs of the same job (issue 34 item 4), from the warm-up's checkpoints on")
     args = parser.parse_args()
     names, seeds = args.scenarios.split(","), [int(s) for s in args.seeds.split(",")]
     if {0, 1, 2, 3} & set(seeds):
@@ -152,7 +200,10 @@ def main() -> None:
                 cached[label] = json_safe(record(name, seed))
                 if args.runs is not None:
                     args.runs.write_text(json.dumps(cached))
-            for row in replay(cached[label]):
+    for name in names:
+        for seed in seeds:
+            others = [cached[f"{name}|{s}"] for s in seeds if s != seed] if args.prior else []
+            for row in replay(cached[f"{name}|{seed}"], tuple(prior_curve(run) for run in others)):
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     result = {"scenarios": names, "seeds": seeds, "summary": summary(rows), "checkpoints": rows}

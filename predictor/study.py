@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from predictor.confidence import assess
+from predictor.eta import eta_at
 from predictor.forecast import Curve
 from predictor.he_model import allocation
 from predictor.lineages import Lineages, merge
@@ -60,6 +61,7 @@ class Study:
         self.recipe: Config | None = None  # the sweep's best: sync on one node at its best rate
         self.warmup_config: Config | None = None  # the recipe on one device: the warm-up's config
         self.worth_tuning_reason = ""
+        self.warmup_eta: dict[str, dict[str, Any]] = {}  # by probe key: ``ttc train``'s ETA in the warm-up
         self._readings: dict[str, object] = {}  # curve tests and model fits, cached by lineage length
 
     # -- evidence --------------------------------------------------------------------------------
@@ -67,6 +69,22 @@ class Study:
         """A probe's result joins the evidence, and the model is re-fitted on it."""
         self.lineages.add(result, starts_epoch=self.fork is not None and result.parent == self.fork.key)
         self._count(result)
+        self._read_warmup_eta(result)
+
+    def _read_warmup_eta(self, result: ProbeResult) -> None:
+        """``ttc train``'s ETA at a segment of the warm-up, which the run continues; only with a
+        finished run of the same job as a prior. The warm-up's own curve is in its transient, which
+        no family extrapolates (read alone, its 80% interval covered 45% of the truth on the public
+        runs); a prior shows where such a curve went (with one: 79% covered, median error 20%, on
+        public runs no decision had read; benchmarks/eta_replay.py --prior)."""
+        config = self.warmup_config
+        if not self.priors or config is None or result.config.key() != config.key():
+            return
+        chain = self.lineages.chain_of(None, config.key())
+        if chain and chain[-1].probe_key == result.probe_key:
+            entry = eta_at(merge(chain), result, self.target, self.priors)
+            if entry is not None:
+                self.warmup_eta[result.probe_key] = entry
 
     def record_seed_check(self, result: ProbeResult) -> None:
         """A rate checked on a second seed (predictor.search): its cost and timings are the study's,

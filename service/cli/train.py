@@ -90,7 +90,7 @@ def _train_locally(spec: Spec, settings: Settings, max_iterations: int, as_json:
     from predictor import TargetUnreachable
     from service.db import Database
     from service.runners.held_lease import HeldLease, local_owner
-    from service.runners.study_runner import StudyCancelled
+    from service.runners.study_runner import Progress, StudyCancelled, StudyRunner
     from service.runners.training_runner import TrainingFailed, TrainingRunner
     from worker.spec import SpecError
 
@@ -107,7 +107,14 @@ def _train_locally(spec: Spec, settings: Settings, max_iterations: int, as_json:
                   f"{result.final_loss:.4g}{eta}"
                   + (f" [red]{escape(result.error)}[/]" if result.error else ""), highlight=False)
 
-    runner = TrainingRunner(db, settings.ray_address, on_segment=on_segment)
+    def on_study(progress: Progress) -> None:
+        """A warm-up segment's ETA, where a finished run of the job gave the study one (predictor.study)."""
+        if not as_json and progress.eta is not None and progress.last is not None:
+            err.print(f"  warm-up {escape(progress.last.probe_key)}: {progress.last.end_iteration} it → loss "
+                      f"{progress.last.final_loss:.4g} · {eta_text(progress.eta)}", highlight=False)
+
+    studies = StudyRunner(db, settings.ray_address, on_progress=on_study)
+    runner = TrainingRunner(db, settings.ray_address, studies=studies, on_segment=on_segment)
     owner = local_owner()
     study_id = runner.submit(spec, max_iterations=max_iterations, owner=owner,
                              lease_seconds=settings.lease_seconds)

@@ -30,6 +30,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import optuna
 from sqlalchemy.orm import Session
@@ -61,6 +62,7 @@ class Progress:
     best_ttc: float
     elapsed: float
     last: ProbeResult | None = None
+    eta: dict[str, Any] | None = None  # ``ttc train``'s ETA read at ``last``, a warm-up segment (Study)
 
 
 def _fresh_optuna_study(db: Database, study_id: str, resumed: bool) -> optuna.Study:
@@ -289,8 +291,9 @@ class StudyRunner:
         if self.on_progress is None:
             return
         best = min((p.ttc_seconds for p in search.study.predictions.values()), default=math.inf)
+        eta = None if untold else search.study.warmup_eta.get(last.probe_key)
         self.on_progress(Progress(study_id, len(search.study.probes) + untold, search.budget.max_probes,
-                                  best, time.monotonic() - started, last))
+                                  best, time.monotonic() - started, last, eta))
 
 
 def plan_tip_keys(search: ColdStartSearch) -> set[str]:

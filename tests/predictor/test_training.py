@@ -453,3 +453,27 @@ def test_the_switch_margin_is_on_the_rest_of_the_run(monkeypatch: pytest.MonkeyP
 ])
 def test_a_switch_s_gain_reads_true_near_100_percent(gain: float, words: str) -> None:
     assert sooner(gain) == words
+
+
+def _run_curve(planner: TrainingPlanner) -> list[tuple[float, float]]:
+    """A finished run's (iteration, loss), as ``ttc train`` records it for a later study's prior."""
+    return [(float(k), loss) for k, _, loss in planner._view().curve if k > 0]
+
+
+def test_with_a_finished_run_of_the_job_the_eta_starts_in_the_warm_up() -> None:
+    """Without a prior the run's first ETA comes after the study; with the finished run of the same
+    job as a prior, the study reads one at each warm-up segment the run continues, first in the list."""
+    search, planner = trained()
+    assert not search.study.warmup_eta and planner.eta[0]["iteration"] > search.study.fork.iteration
+    budget = Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=40, max_overhead=0.1)
+    again = ColdStartSearch(SPACE, budget, TARGET, priors=(_run_curve(planner),))
+    cluster = SyntheticCluster()
+    while requests := again.ask():
+        for request in requests:
+            again.tell(cluster.run(request, TARGET))
+    rerun = TrainingPlanner(again.study)
+    warmup = [s for s in rerun.run if s.probe_key in again.study.warmup_eta]
+    assert warmup and warmup[0].start_iteration == 0
+    assert rerun.eta == [again.study.warmup_eta[s.probe_key] for s in warmup]
+    assert all(e["iteration"] <= again.study.fork.iteration for e in rerun.eta)
+    assert all(0 <= e["remaining_p10"] <= e["remaining_p50"] for e in rerun.eta)

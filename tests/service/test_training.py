@@ -64,6 +64,11 @@ def test_cli_train_reaches_the_target_and_its_phases_make_up_the_run(
             assert measurement_store.state_keys(session, study_id=study_id) == [pieces[-1][0].key]
     finally:
         db.dispose()
+    # the job run again: the finished run is its prior, and the ETA is printed from the warm-up on
+    again = CliRunner().invoke(app, ["train", str(spec), "--max-overhead", "0.2"])
+    assert again.exit_code == 0, again.output
+    lines = again.output.splitlines()
+    assert any(line.strip().startswith("warm-up ") and " ETA " in line for line in lines), again.output
 
 
 def test_cli_train_exits_3_when_the_run_stops_short(
