@@ -6,8 +6,8 @@ from __future__ import annotations
 from benchmarks.eta_replay import at_shares, summary
 
 
-def checkpoint(seed: int, share: float, error: float) -> dict[str, object]:
-    return {"scenario": "s", "seed": seed, "share": share, "error": error}
+def checkpoint(seed: int, share: float, error: float, warmup: bool = False) -> dict[str, object]:
+    return {"scenario": "s", "seed": seed, "share": share, "error": error, "warmup": warmup}
 
 
 def test_each_share_takes_each_runs_last_checkpoint_at_or_before_it() -> None:
@@ -26,3 +26,16 @@ def test_the_summary_scores_each_reading_alone_where_it_has_one() -> None:
              "reading_error": 0.9}]
     parts = summary(rows)["parts"]
     assert parts == {"ensemble_alone": (0.1 + 0.5) / 2, "reading_alone": 0.9}  # the run had no reading first
+
+
+def test_the_warm_up_s_checkpoints_are_scored_apart_from_the_run_s() -> None:
+    """With a prior the warm-up's segments are checkpoints too; ``ttc train`` prints the run's own
+    without one, so each is scored by itself as well as together."""
+    rows = [{**checkpoint(4, 0.2, 0.6, warmup=True), "covered": False, "width": 8.0, "ensemble_error": 0.6,
+             "reading_error": None},
+            {**checkpoint(4, 0.6, 0.2), "covered": True, "width": 2.0, "ensemble_error": 0.2,
+             "reading_error": 0.3}]
+    scored = summary(rows)
+    assert scored["warmup"]["checkpoints"] == 1 and scored["warmup"]["coverage"] == 0.0
+    assert scored["after_study"]["median_error"] == 0.2 and scored["after_study"]["coverage"] == 1.0
+    assert scored["median_error"] == (0.6 + 0.2) / 2 and scored["at"]["25%"]["runs"] == "1/1"
