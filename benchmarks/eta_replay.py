@@ -96,8 +96,8 @@ def prior_curve(run: dict[str, Any]) -> Curve:
 def checkpoints(run: dict[str, Any], warmup: bool) -> list[dict[str, Any]]:
     """The recorded checkpoints; with ``warmup``, first each segment of the warm-up the run
     continues (the study's lineage from scratch, up to its first change of config), read as a
-    checkpoint with no pooled reading: what an ETA in the warm-up would say (tried with a prior on
-    2026-12-02 and not kept, docs/results/history/forecasts.md; ``ttc train`` has none there)."""
+    checkpoint with no pooled reading, as the study reads ``ttc train``'s ETA there when it has a
+    prior (predictor.study)."""
     recorded = run["checkpoints"]
     early = []
     if warmup and recorded:
