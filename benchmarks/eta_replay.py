@@ -125,7 +125,7 @@ def replay(run: dict[str, Any], priors: tuple[Curve, ...] = ()) -> list[dict[str
             continue
         p10, p50, p90 = (entry[f"remaining_p{q}"] for q in (10, 50, 90))
         p90 = math.inf if p90 is None else p90
-        alone = eta_at(view, tip, run["target"], priors)
+        alone = entry if reading is None else eta_at(view, tip, run["target"], priors)
         read = reading.ttc_seconds - view.end_seconds if reading is not None else math.nan
         rows.append({"scenario": run["scenario"], "seed": run["seed"], "iteration": view.end_iteration,
                      "warmup": checkpoint.get("warmup", False),

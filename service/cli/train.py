@@ -99,19 +99,14 @@ def _train_locally(spec: Spec, settings: Settings, max_iterations: int, as_json:
     db.migrate()
 
     def on_segment(result: ProbeResult, role: str, planner: TrainingPlanner) -> None:
-        if as_json:
-            return
-        what = "fork " if role == "fork" else "run  "
-        eta = f" · {eta_text(planner.eta[-1])}" if role != "fork" and planner.eta else ""
-        err.print(f"  {what} {escape(result.probe_key)}: {result.iterations} it → loss "
-                  f"{result.final_loss:.4g}{eta}"
-                  + (f" [red]{escape(result.error)}[/]" if result.error else ""), highlight=False)
+        if not as_json:
+            eta = planner.eta[-1] if role != "fork" and planner.eta else None
+            _print_segment("fork " if role == "fork" else "run  ", result, result.iterations, eta)
 
     def on_study(progress: Progress) -> None:
         """A warm-up segment's ETA, where a finished run of the job gave the study one (predictor.study)."""
         if not as_json and progress.eta is not None and progress.last is not None:
-            err.print(f"  warm-up {escape(progress.last.probe_key)}: {progress.last.end_iteration} it → loss "
-                      f"{progress.last.final_loss:.4g} · {eta_text(progress.eta)}", highlight=False)
+            _print_segment("warm-up", progress.last, progress.last.end_iteration, progress.eta)
 
     studies = StudyRunner(db, settings.ray_address, on_progress=on_study)
     runner = TrainingRunner(db, settings.ray_address, studies=studies, on_segment=on_segment)
@@ -166,6 +161,13 @@ def _train_on_server(
     if outcome.state == "failed":
         raise _fail(EXIT_INTERNAL, f"training of study {outcome.study_id} failed: {outcome.error}")
     return outcome.result
+
+
+def _print_segment(what: str, result: ProbeResult, iterations: int, eta: dict[str, Any] | None) -> None:
+    """One line on stderr per segment as it arrives: what it was, where it ended, the ETA then."""
+    err.print(f"  {what} {escape(result.probe_key)}: {iterations} it → loss {result.final_loss:.4g}"
+              + (f" · {eta_text(eta)}" if eta is not None else "")
+              + (f" [red]{escape(result.error)}[/]" if result.error else ""), highlight=False)
 
 
 def eta_text(entry: dict[str, Any]) -> str:
