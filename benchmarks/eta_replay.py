@@ -116,16 +116,16 @@ def replay(run: dict[str, Any], priors: tuple[Curve, ...] = ()) -> list[dict[str
     segments = {key: ProbeResult.from_dict(data) for key, data in run["segments"].items()}
     rows = []
     for checkpoint in checkpoints(run, warmup=bool(priors)):
-        view = merge([segments[key] for key in checkpoint["segments"]])
+        lineage = [segments[key] for key in checkpoint["segments"]]
+        view = merge(lineage)
         truth = run["end_seconds"] - view.end_seconds
         reading = None if checkpoint["reading"] is None else Prediction.from_dict(checkpoint["reading"])
-        tip = segments[checkpoint["tip"]]
-        entry = eta_at(view, tip, run["target"], priors, reading)
+        entry = eta_at(lineage, run["target"], priors, reading)
         if entry is None or truth <= 0:
             continue
         p10, p50, p90 = (entry[f"remaining_p{q}"] for q in (10, 50, 90))
         p90 = math.inf if p90 is None else p90
-        alone = entry if reading is None else eta_at(view, tip, run["target"], priors)
+        alone = entry if reading is None else eta_at(lineage, run["target"], priors)
         read = reading.ttc_seconds - view.end_seconds if reading is not None else math.nan
         rows.append({"scenario": run["scenario"], "seed": run["seed"], "iteration": view.end_iteration,
                      "warmup": checkpoint.get("warmup", False),

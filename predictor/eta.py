@@ -9,26 +9,40 @@ with. On the public long scenarios the ensemble alone read the crossing early (r
 at mid-run 65% early, its re-plan's reading 14%): a run's switch of batch or rate bends its curve
 where no family bends. Recorded per checkpoint so the dashboard's timeline and the training
 result can show how the ETA moved.
+
+A run whose step size changed is read on the optimizer's clock (predictor.step_clock) as well as
+in iterations, and the two forecasts are averaged quantile by quantile in log seconds
+(Vincentization: Lichtendahl, Grushka-Cockayne and Winkler 2013): a doubled rate moves the curve
+less than twice as far per step (digits_mlp: ×1.4 over the 200 iterations after the switch), so
+neither clock alone is right, and the average lies between them. Only where the target is after
+the knee: in the flat region the loss's level is set by its noise, which a higher rate raises,
+and a clock of distance travelled says nothing about it.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
 from predictor.forecast import Anchor, Curve, forecast
 from predictor.he_model import seconds_per_iteration
+from predictor.lineages import merge
+from predictor.step_clock import on_clock, step_clock
 from predictor.types import Prediction, ProbeResult, json_safe
 
 
-def eta_at(run: ProbeResult, tip: ProbeResult, target: float, priors: tuple[Curve, ...] = (),
+def eta_at(segments: Sequence[ProbeResult], target: float, priors: tuple[Curve, ...] = (),
            reading: Prediction | None = None) -> dict[str, Any] | None:
-    """The ETA entry at the end of ``run`` (the run's merged lineage; ``tip`` its last segment):
-    the iteration, the run's own seconds so far (its tuning is counted apart, in the result's
+    """The ETA entry at the end of the run's lineage ``segments`` (first segment first): the
+    iteration, the run's own seconds so far (its tuning is counted apart, in the result's
     ``tuning_cluster_seconds``) and the p10/p50/p90 of the run's seconds left; None when the speed
     is unknown or the run has reached the target. ``reading``: the pooled model's latest TTC of
     the run (the plan's, or a re-plan's), mixed in where it is finite."""
+    run, tip = merge(list(segments)), segments[-1]
     speed = seconds_per_iteration(tip)
     if speed is None or run.reached_iteration is not None:
         return None
@@ -38,8 +52,20 @@ def eta_at(run: ProbeResult, tip: ProbeResult, target: float, priors: tuple[Curv
         point = replace(reading, seconds_per_iteration=speed.value, evidence_iterations=end,
                         evidence_seconds=run.end_seconds)
     anchor = Anchor(run.curve, end, end, run.end_seconds, speed.value, speed)
-    predicted = forecast(point, anchor, target, priors=priors).prediction
-    quantiles = (predicted.ttc_low, predicted.ttc_seconds, predicted.ttc_high)
-    left = [value - run.end_seconds for value in quantiles]
+    counted = forecast(point, anchor, target, priors=priors)
+    logs = [_log_quantiles(counted.prediction)]
+    knots = step_clock(segments) if counted.after_knee else None
+    if knots is not None:
+        clock = float(on_clock(knots, end))
+        curve = [(float(on_clock(knots, k)), seconds, loss) for k, seconds, loss in run.curve]
+        stepped = replace(anchor, curve=curve, end=clock, origin=clock)
+        logs.append(_log_quantiles(forecast(point, stepped, target, priors=priors).prediction))
+    left = [math.exp(float(np.mean(values))) - run.end_seconds for values in zip(*logs, strict=True)]
     return json_safe({"iteration": run.end_iteration, "seconds": run.end_seconds,
                       "remaining_p10": left[0], "remaining_p50": left[1], "remaining_p90": left[2]})
+
+
+def _log_quantiles(predicted: Prediction) -> tuple[float, float, float]:
+    """ln of the forecast's p10/p50/p90 (an open p90 stays infinite)."""
+    return tuple(math.log(value) if value > 0 else -math.inf  # type: ignore[return-value]
+                 for value in (predicted.ttc_low, predicted.ttc_seconds, predicted.ttc_high))

@@ -82,7 +82,7 @@ class Study:
             return
         chain = self.lineages.chain_of(None, config.key())
         if chain and chain[-1].probe_key == result.probe_key:
-            entry = eta_at(merge(chain), result, self.target, self.priors)
+            entry = eta_at(chain, self.target, self.priors)
             if entry is not None:
                 self.warmup_eta[result.probe_key] = entry
 

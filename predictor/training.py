@@ -189,7 +189,7 @@ class TrainingPlanner:
             self.tuning.append(result)
         else:
             self.run.append(result)
-            entry = eta_at(self._view(), result, self.target, self.study.priors, self.reading)
+            entry = eta_at(self.run, self.target, self.study.priors, self.reading)
             if entry is not None:
                 self.eta.append(entry)
         if self._replan is not None:
