@@ -6,10 +6,11 @@ switch where no family bends. Read in iterations, a doubled rate's faster fall i
 families fit and extrapolate, and the run later slows back: on plateau (seed 4, public; lr 0.01
 → 0.02 at iteration 3,450) the ETA came out ~280 iterations early from 200 iterations after the
 switch to the end, at the same offset on all four calibration seeds. Right after a switch the
-reverse: the curve in iterations still shows the old rate, and digits_mlp's ETA (lr 0.003 →
-0.006 at 1,062) was 2.6× late. On this clock each iteration counts by its SGD step size,
-lr / (1 − μ) (heavy-ball momentum's steady-state step), against the run's current one, so the
-switch leaves no kink for the families to follow and the iterations ahead run at one unit each.
+reverse: the curve in iterations still shows the old rate, and digits_mlp's ETA 200 iterations
+after its switch (lr 0.003 → 0.006 at 1,062) was 1.5× late. On this clock each iteration counts
+by its SGD step size, lr / (1 − μ) (heavy-ball momentum's steady-state step), against the run's
+current one, so the switch leaves no kink for the families to follow and the iterations ahead run
+at one unit each.
 An asynchronous config's implicit momentum (Omnivore) is not counted: a switch of g keeps its clock.
 """
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ EVERY = 10  # iterations between evaluations
 SLOW, FAST = Config("sync", 1, 1, lr=0.01), Config("sync", 1, 1, lr=0.02)
 
 
-def segment(config: Config, start: int, iterations: int, loss_at) -> ProbeResult:  # noqa: ANN001
+def segment(config: Config, start: int, iterations: int, loss_at: Callable[[float], float]) -> ProbeResult:
     k = np.arange(start + EVERY, start + iterations + 1, EVERY)
     curve = [(int(i), float(i) * STEP, float(loss_at(i))) for i in k]
     return ProbeResult(config, iterations, iterations * STEP, curve, step_seconds=[STEP] * 50,
