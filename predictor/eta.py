@@ -11,12 +11,12 @@ where no family bends. Recorded per checkpoint so the dashboard's timeline and t
 result can show how the ETA moved.
 
 A run whose step size changed is read on the optimizer's clock (predictor.step_clock) as well as
-in iterations, and the two forecasts are averaged quantile by quantile in log seconds
-(Vincentization: Lichtendahl, Grushka-Cockayne and Winkler 2013): a doubled rate moves the curve
-less than twice as far per step (digits_mlp: ×1.4 over the 200 iterations after the switch), so
-neither clock alone is right, and the average lies between them. Only where the target is after
-the knee: in the flat region the loss's level is set by its noise, which a higher rate raises,
-and a clock of distance travelled says nothing about it.
+in iterations, and the two forecasts are averaged quantile by quantile in log seconds, their
+geometric mean (Vincentization: Lichtendahl, Grushka-Cockayne and Winkler 2013): a doubled rate
+moves the curve less than twice as far per step (digits_mlp: ×1.4 over the 200 iterations after
+the switch), so neither clock alone is right, and the average lies between them. Only where the
+target is after the knee: in the flat region the loss's level is set by its noise, which a higher
+rate raises, and a clock of distance travelled says nothing about it.
 """
 
 from __future__ import annotations
@@ -53,19 +53,20 @@ def eta_at(segments: Sequence[ProbeResult], target: float, priors: tuple[Curve, 
                         evidence_seconds=run.end_seconds)
     anchor = Anchor(run.curve, end, end, run.end_seconds, speed.value, speed)
     counted = forecast(point, anchor, target, priors=priors)
-    logs = [_log_quantiles(counted.prediction)]
+    quantiles = _quantiles(counted.prediction)
     knots = step_clock(segments) if counted.after_knee else None
-    if knots is not None:
+    if knots is not None:  # the two readings' geometric mean, quantile by quantile
+        clocked = on_clock(knots, np.array([k for k, _, _ in run.curve], dtype=float))
+        curve = [(float(c), seconds, loss) for c, (_, seconds, loss) in zip(clocked, run.curve, strict=True)]
         clock = float(on_clock(knots, end))
-        curve = [(float(on_clock(knots, k)), seconds, loss) for k, seconds, loss in run.curve]
         stepped = replace(anchor, curve=curve, end=clock, origin=clock)
-        logs.append(_log_quantiles(forecast(point, stepped, target, priors=priors).prediction))
-    left = [math.exp(float(np.mean(values))) - run.end_seconds for values in zip(*logs, strict=True)]
+        steps = forecast(point, stepped, target, priors=priors).prediction
+        quantiles = np.sqrt(quantiles * _quantiles(steps))
+    left = [float(value) - run.end_seconds for value in quantiles]
     return json_safe({"iteration": run.end_iteration, "seconds": run.end_seconds,
                       "remaining_p10": left[0], "remaining_p50": left[1], "remaining_p90": left[2]})
 
 
-def _log_quantiles(predicted: Prediction) -> tuple[float, float, float]:
-    """ln of the forecast's p10/p50/p90 (an open p90 stays infinite)."""
-    return tuple(math.log(value) if value > 0 else -math.inf  # type: ignore[return-value]
-                 for value in (predicted.ttc_low, predicted.ttc_seconds, predicted.ttc_high))
+def _quantiles(predicted: Prediction) -> np.ndarray:
+    """The forecast's p10/p50/p90 (an open p90 is infinite)."""
+    return np.array([predicted.ttc_low, predicted.ttc_seconds, predicted.ttc_high], dtype=float)
