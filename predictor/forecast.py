@@ -181,13 +181,10 @@ def _seed_and_shape(draws: np.ndarray) -> tuple[float, float]:
     return seed, shape
 
 
-def _quantiles(ttc: np.ndarray, levelled: bool, horizon: float) -> tuple[float, float, float]:
-    """p10/p50/p90 of the draws. A draw that never reached: never, where the loss was seen levelling
-    off above the target; else slow, not lost (the curve still falls), counted at the horizon."""
-    if levelled:
-        low, mid, high = np.percentile(ttc, QUANTILES, method="nearest")
-    else:
-        low, mid, high = np.percentile(np.where(np.isfinite(ttc), ttc, horizon), QUANTILES)
+def _quantiles(ttc: np.ndarray, levelled: bool) -> tuple[float, float, float]:
+    """p10/p50/p90 of the draws; an infinite draw (only where the loss was seen levelling off above
+    the target) is never, and a quantile that falls on it is open."""
+    low, mid, high = np.percentile(ttc, QUANTILES, method="nearest" if levelled else "linear")
     return float(low), float(mid), float(high)
 
 
@@ -222,12 +219,18 @@ def _spread(model: Ensemble, k: np.ndarray, losses: np.ndarray, anchor: Anchor, 
     log-sd of FORM_SIGMA per e-fold past the evidence (the pooled model's prior, predictor.se_model):
     on the public backtest the forecast's log error of the iterations left was 0.86, 0.45 and 0.14
     at cuts 1.4, 0.7 and 0.3 e-folds before the target, about 0.6 per e-fold, while the interval's
-    width stayed ×2.6 at all three (39% covered at the first cut, 100% at the last)."""
+    width stayed ×2.6 at all three (39% covered at the first cut, 100% at the last).
+
+    A draw that never reaches the target within the horizon while the curve still falls is slow,
+    not lost: it counts at the horizon, with the seed's and the hardware's spread of any draw (no
+    form error: it has no crossing to be wrong about). Counted there exactly, a forecast whose
+    draws all missed read p10 = p50 = p90, narrower than any seed's spread."""
     draws = crossings(model, k, losses, target, anchor.end, horizon, rng, samples)
     seed_sd, shape_sd = _seed_and_shape(draws)
     extra = math.sqrt(max(SEED_FLOOR**2 - seed_sd**2, 0.0))
-    past = np.maximum(draws - anchor.end, 0.0)
-    distance = np.where(np.isfinite(draws), np.log1p(past / max(anchor.end, 1.0)), 0.0)
+    never = ~np.isfinite(draws)
+    past = np.maximum(np.where(never & (not model.levelled_above), horizon, draws) - anchor.end, 0.0)
+    distance = np.where(never, 0.0, np.log1p(past / max(anchor.end, 1.0)))
     past = past * np.exp(rng.normal(0.0, 1.0, draws.shape) * FORM_SIGMA * distance)
     shape_sd = math.hypot(shape_sd, FORM_SIGMA * float(np.median(distance)))
     remaining = np.maximum(anchor.end - anchor.origin + past, 0.0)
@@ -244,8 +247,7 @@ def _spread(model: Ensemble, k: np.ndarray, losses: np.ndarray, anchor: Anchor, 
         logs = np.log(np.maximum(ttc[np.isfinite(ttc)], 1e-300))
         shape_sd = math.sqrt(max(float(np.var(logs)) - max(seed_sd, SEED_FLOOR) ** 2 - hardware**2,
                                  shape_sd**2))
-    low, mid, high = _quantiles(ttc, model.levelled_above,
-                                anchor.measured_seconds + (horizon - anchor.origin) * anchor.pace)
+    low, mid, high = _quantiles(ttc, model.levelled_above)
     if math.isfinite(bound):
         low, mid, high = max(low, bound), max(mid, bound), max(high, bound)
     return Spread(low, mid, high, seed_sd, shape_sd)

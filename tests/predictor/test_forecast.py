@@ -188,6 +188,18 @@ def test_a_falling_curve_has_a_finite_p90_and_a_levelled_one_an_open_p90() -> No
     assert levelled.to_dict()["ttc_p90"] is None
 
 
+def test_a_curve_no_draw_brings_to_the_target_within_the_horizon_is_still_seed_wide() -> None:
+    """A curve that still falls but reaches the target in no draw within the horizon is slow, not
+    lost: a finite forecast about the horizon, never narrower than the seed's spread (counted at
+    the horizon exactly, every quantile was the horizon: p90/p10 = 1)."""
+    k = np.arange(EVERY, 1201, EVERY, dtype=float)
+    slow = 2.0 * (k / 100.0 + 1.0) ** -0.05  # 1.25 at 1000× the evidence, far above the target
+    predicted = forecast(*unreached(k, noisy(slow, 0.003, 0.5, seed=1)), 0.5).prediction
+    assert math.isfinite(predicted.ttc_high)
+    assert predicted.ttc_high / predicted.ttc_low >= math.exp(2 * Z80 * SEED_FLOOR * 0.9)
+    assert predicted.ttc_low < predicted.ttc_seconds < predicted.ttc_high
+
+
 def test_a_target_in_the_flat_region_is_said_so_with_a_target_after_the_knee() -> None:
     """Near the floor the slope is small against the noise: iterations-to-target spread widely by
     seed. The plan says so and suggests the lowest target after the knee, with its forecast."""
