@@ -7,9 +7,11 @@ A plan is for a run hundreds of probes long, and the study's whole cost is held 
 ``budget.max_overhead`` of the plan's predicted TTC (issue 11). Stages, each a batch:
 
   1. **sweep** — the baseline's recipe (``sync``, μ = 0.9) on *one node* (the fewest the search
-     space allows: ``search.nodes``) at the middle learning rate from scratch; the other rates
-     only when the job is long enough to pay for them. One node: its ring never crosses the
-     network, and the recipe's rate is judged at the batch the plan's candidates run. A job whose
+     space allows: ``search.nodes``) at the middle learning rate from scratch: a short job may be
+     planned on it, and its cost sizes the timing round. One node: its ring never crosses the
+     network. The other rates only when the job is long enough to pay for them, on the warm-up's
+     *one device*, a node's devices' fraction of the cost (the middle rate's own device probe
+     only where no other rate's beat its node probe); the best of them the warm-up continues. A job whose
      probes cost more than tuning may spend of the TTC a probe measured or a confident prediction
      shows is *not worth tuning* (``worth_tuning`` False). The best rate, where it is the edge of
      the rates that train (the space's largest, or just under one that diverged), is probed once
@@ -17,7 +19,7 @@ A plan is for a run hundreds of probes long, and the study's whole cost is held 
      that trained on one seed can diverge on the next, and the run is on another seed. Then,
      before anything relies on the HE model, the allocations a plan may use are *timed*
      (predictor.timing_round).
-  2. **warm-up** — the best sweep probe's recipe on *one device* from scratch, its length doubling,
+  2. **warm-up** — the best sweep probe's recipe on *one device*, its length doubling,
      until its curve is in its slow regime (predictor.regime), long enough to fit, and its
      extrapolation holds by the plan confidence's drift and hindcast tests; its end is
      the fork point and its curve the reference (predictor.reference_curve). One device: a
@@ -35,7 +37,8 @@ A plan is for a run hundreds of probes long, and the study's whole cost is held 
      efficiency is measured where the long run spends its time: learning rate and momentum of
      the baseline; Omnivore's asynchrony ladder (g = 2, 4, …; μ per g keeping μ + 1 − 1/g near the
      baseline's; climb while it pays ≥ 10%); the other strategies (DASO past its warm-up epochs,
-     HSGD with SGD and LARS, DBS); then node counts and batch sizes predicted by the pooled model.
+     HSGD with SGD and LARS, DBS; each timed first, from scratch, on an allocation no probe ran);
+     then node counts and batch sizes predicted by the pooled model.
   4. **successive halving** — the leaders' forks are continued (each rung doubles a fork) while
      the ranking between them is in doubt or the leader's prediction extrapolates far.
 
@@ -241,25 +244,28 @@ class ColdStartSearch:
         lrs = sorted(space.learning_rates)
         middle = Config("sync", space.node_counts()[0], space.devices_per_node,
                         batch_size=sizes[len(sizes) // 2], lr=lrs[len(lrs) // 2], momentum=BASELINE_MOMENTUM)
-        # 1. sweep: the middle rate first; the others only if the job turns out long enough
+        # 1. sweep: the middle rate on the node first; the others, on the warm-up's one device,
+        # only if the job turns out long enough
         yield [self._scratch(middle)]
         if self._short_job():
             return
-        yield [self._scratch(middle.replace(lr=lr)) for lr in lrs if lr != middle.lr]
+        yield from self._device_sweep(middle)
         if self._short_job():
             return
         reserve = 2 * (WARMUP_MAX_DOUBLINGS + 1)  # the probes the warm-up may need, and as many forks
         yield from timing_round(self.study, middle, self._timing,
                                 self.budget.max_probes - len(self.study.probes) - reserve)
-        alive = [v for v in self.study.lineages.views(None).values() if not v.diverged and not v.error]
         # equal-length probes of one recipe from scratch: the lowest loss warms up best, if its rate
         # also trains on a second seed where it is the edge of the rates that train
-        best = yield from self._stable_on_a_second_seed(sorted(alive, key=lambda v: v.final_loss))
+        best = yield from self._stable_on_a_second_seed(self._sweep_ranking(middle))
         if best is None:
             return
-        self.study.recipe = best.config
+        self.study.recipe = best.config.replace(devices_per_node=space.devices_per_node)
         self.study.warmup_config = best.config.replace(devices_per_node=1)
-        self.study.baseline = best.config.replace(nodes=space.node_counts()[-1])
+        swept = self.study.lineages.chain_of(None, self.study.warmup_config.key())
+        if swept:  # the sweep's device probe is the warm-up's first segment
+            self.study.read_warmup_eta(swept[-1])
+        self.study.baseline = self.study.recipe.replace(nodes=space.node_counts()[-1])
         # 2. warm-up
         yield from self._warm_up(best)
         if self._short_job() or self.study.fork is None:
@@ -268,6 +274,34 @@ class ColdStartSearch:
         yield from self._fork_stages()
         # 4. successive halving
         yield from self._halving()
+
+    def _device_sweep(self, middle: Config) -> Iterator[list[ProbeRequest]]:
+        """The sweep's other rates from scratch on the warm-up's one device, whose probe of the best
+        the warm-up continues: a node's rates cost its devices' multiple, and on the digits studies
+        the three node probes were half the study's cost. The middle rate's own device probe runs
+        only where its node probe ended below every other rate's device probe: at one rate the
+        node's larger batch makes at least the device's progress per step, so a middle rate a
+        device probe beat on the node ranks below it on a device too."""
+        device = middle.replace(devices_per_node=1)
+        yield [self._scratch(device.replace(lr=lr)) for lr in sorted(self.space.learning_rates)
+               if lr != middle.lr]
+        node = self.study.lineages.views(None).get(middle.key())
+        if node is None or not _alive(node) or not any(
+                v.final_loss <= node.final_loss for v in self._device_probes(middle)):
+            yield [self._scratch(device)]
+
+    def _device_probes(self, middle: Config) -> list[ProbeResult]:
+        """The sweep's live probes from scratch on one device (``middle``'s recipe at any rate)."""
+        device = middle.replace(devices_per_node=1)
+        return [v for v in self.study.lineages.views(None).values()
+                if _alive(v) and v.config.key() == device.replace(lr=v.config.lr).key()]
+
+    def _sweep_ranking(self, middle: Config) -> list[ProbeResult]:
+        """The sweep's live probes on one device, lowest loss first (every rate at one length); the
+        node's where none lives on a device (the recipe on its node then warms up)."""
+        alive = self._device_probes(middle) or [
+            v for v in self.study.lineages.views(None).values() if _alive(v)]
+        return sorted(alive, key=lambda v: v.final_loss)
 
     def _stable_on_a_second_seed(
         self, ranked: list[ProbeResult]
@@ -437,6 +471,13 @@ class ColdStartSearch:
             others.append(incumbent.replace(strategy=strategy, groups=1, options=options))
             if strategy == "hsgd":
                 others.append(others[-1].replace(optimizer="lars", lr=incumbent.lr * LARS_LR_FACTOR))
+        # each on an allocation no probe ran is timed first, from scratch, then forked only if the
+        # speed measured still makes it worth its probe: the HE model reads a pattern it never ran
+        # from links fitted on others (on plateau, HSGD's shard read as nothing, and its fork cost
+        # a quarter of the study)
+        for config in self._worth(others, length):
+            if not self.study.allocation_measured(config):
+                yield [self._timing(config, timing_length(self.budget))]
         yield [self._fork(c) for c in self._worth(others, length)]
         for _ in range(SWEEP_ROUNDS):
             challengers = self._worth(self._sweep_candidates(), length)[:SWEEP_WIDTH]
@@ -506,6 +547,10 @@ class ColdStartSearch:
         order = sorted((beyond_noise(v.final_loss - lowest, noise), v.steady_seconds_per_iteration,
                         v.config.key()) for v in unread)
         return [key for *_, key in order][:HALVING_WIDTH]
+
+
+def _alive(view: ProbeResult) -> bool:
+    return not view.diverged and not view.error
 
 
 def adjacent(values: list[float] | list[int], current: float) -> list:  # type: ignore[type-arg]

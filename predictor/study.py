@@ -69,11 +69,12 @@ class Study:
         """A probe's result joins the evidence, and the model is re-fitted on it."""
         self.lineages.add(result, starts_epoch=self.fork is not None and result.parent == self.fork.key)
         self._count(result)
-        self._read_warmup_eta(result)
+        self.read_warmup_eta(result)
 
-    def _read_warmup_eta(self, result: ProbeResult) -> None:
+    def read_warmup_eta(self, result: ProbeResult) -> None:
         """``ttc train``'s ETA at a segment of the warm-up, which the run continues; only with a
-        finished run of the same job as a prior. The warm-up's own curve is in its transient, which
+        finished run of the same job as a prior (the search reads the sweep's probe the warm-up
+        continues once it has chosen it). The warm-up's own curve is in its transient, which
         no family extrapolates (read alone, its 80% interval covered 45% of the truth on the public
         runs); a prior shows where such a curve went (with one: 79% covered, median error 20%, on
         public runs no decision had read; benchmarks/eta_replay.py --prior)."""

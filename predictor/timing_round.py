@@ -55,7 +55,9 @@ def timing_round(study: Study, sweep: Config, request: Callable[[Config, int], P
     first = next((r for r in study.probes if r.probe_key == sweep.key()), None)
     cap = TIMING_BUDGET * study.cost_of([first]) if first is not None else 0.0
     length = timing_length(study.budget)
-    pending, spent = [request(c, length) for c in allocations_to_time(sweep, study.space)], 0.0
+    ran = {r.config.key() for r in study.probes}  # a probe of the config timed it already
+    pending = [request(c, length) for c in allocations_to_time(sweep, study.space) if c.key() not in ran]
+    spent = 0.0
     del pending[max(spare_probes, 0):]  # the shapes first listed: one device, then the sweep's node
     while pending:
         cheapest = min(pending, key=study.probe_cost)

@@ -326,8 +326,11 @@ def test_the_allocations_a_plan_may_use_are_timed_at_both_ends_of_the_batch_befo
     expected = {(s, n, d, g, b) for s, n, d, g in [("sync", 1, 1, 1), ("sync", 1, 2, 1), ("sync", 2, 2, 1),
                                                      ("async_groups", 1, 2, 2), ("async_groups", 2, 2, 2)]
                 for b in (16, 64)}
-    sweep = ("sync", 1, 2, 1, 64)  # the sweep's own config is measured already
-    assert shapes == expected - {sweep}
+    # the sweep's node and its rates' one device ran these configs already
+    swept = {(r.config.strategy, r.config.nodes, r.config.devices_per_node, r.config.groups,
+              r.config.batch_size) for r in search.study.lineages.views(None).values()}
+    assert ("sync", 1, 2, 1, 64) in swept and ("sync", 1, 1, 1, 64) in swept
+    assert shapes == expected - swept
     assert all(r.parent is None for r in timings)
     assert all(r.iterations == timing_length(search.budget) for r in timings if not r.diverged)
     first_fork = next(i for i, r in enumerate(search.study.probes) if r.parent is not None)
@@ -429,6 +432,63 @@ def test_the_warm_up_runs_the_sweeps_recipe_on_one_device_and_asynchrony_on_whol
     assert chain[0].parent is None and chain[-1].probe_key == fork.key
     asynchronous = [r.config for r in search.study.probes if r.config.groups > 1]
     assert asynchronous and all(c.devices_per_node == SPACE.devices_per_node for c in asynchronous)
+
+
+def sweep_probes(search: ColdStartSearch) -> list[ProbeResult]:
+    """The first probe of every lineage from scratch, in the order run."""
+    firsts = {chain[0].probe_key for chain in (search.study.lineages.chain_of(None, v.config.key())
+                                                for v in search.study.lineages.views(None).values())}
+    return [r for r in search.study.probes if r.probe_key in firsts]
+
+
+def test_the_sweeps_other_rates_run_on_the_warm_ups_one_device_which_continues_the_best() -> None:
+    """The middle rate on the node, the others on one device (a node's devices' fraction of the
+    cost). Here the node's middle rate ends below every other rate's device probe, so its own
+    device probe runs too, and the warm-up continues it."""
+    search = run_search(LONG)
+    middle = Config("sync", 1, SPACE.devices_per_node, batch_size=64, lr=0.1, momentum=0.9)
+    sweep = sweep_probes(search)
+    assert sweep[0].config == middle
+    device = middle.replace(devices_per_node=1)
+    devices = {r.config.lr: r for r in sweep[1:] if r.config == device.replace(lr=r.config.lr)}
+    assert set(devices) == set(SPACE.learning_rates)
+    assert not [r for r in sweep if r.config.devices_per_node > 1 and r.config.lr != middle.lr]
+    chain = search.study.lineages.chain_of(None, search.study.warmup_config.key())
+    assert search.study.warmup_config.lr == 0.1 and chain[0] is devices[0.1]
+    recipe = search.study.recipe  # the recipe stays on the node, the baseline on every node
+    assert recipe == middle and search.study.baseline == recipe.replace(nodes=SPACE.nodes)
+
+
+def test_another_strategy_on_an_allocation_no_probe_ran_is_timed_before_it_is_forked(
+        search: ColdStartSearch) -> None:
+    """HSGD on the incumbent's node: its speed there is the HE model's fit until it is timed (a few
+    iterations from scratch, no lineage's evidence), and it is forked only after."""
+    probes = search.study.probes
+    timed = [r for r in search.study.timings.values() if r.config.strategy == "hsgd"]
+    assert timed and all(r.parent is None for r in timed)
+    first = min(probes.index(r) for r in timed)
+    forks = [i for i, r in enumerate(probes) if r.config.strategy == "hsgd" and r.parent is not None]
+    assert all(first < i for i in forks)
+
+
+class SlowOnTheNode(SyntheticCluster):
+    """The node's probes from scratch end far above where one device's do."""
+
+    def run(self, request: ProbeRequest, target: float) -> ProbeResult:
+        result = super().run(request, target)
+        if request.config.devices_per_node > 1 and request.parent is None:
+            result.curve = [(k, t, 3 * loss) for k, t, loss in result.curve]
+        return result
+
+
+def test_a_middle_rate_a_device_probe_beat_on_the_node_gets_no_device_probe_of_its_own() -> None:
+    search, cluster = ColdStartSearch(SPACE, LONG, 0.03), SlowOnTheNode()
+    while requests := search.ask():
+        for request in requests:
+            search.tell(cluster.run(request, 0.03))
+    lrs = sorted(r.config.lr for r in sweep_probes(search) if r.config.devices_per_node == 1)
+    assert lrs == [0.03, 0.3]
+    assert search.study.warmup_config is not None and search.study.warmup_config.lr == 0.03
 
 
 class UnstableOnOneDevice(SyntheticCluster):

@@ -419,7 +419,9 @@ def test_the_rate_moves_go_the_way_the_evidence_points_first() -> None:
     higher rate from scratch and chose one no higher, or when the doubled rate diverged."""
     _, planner = trained()
     recipe = planner.study.recipe
-    assert planner.rate_steps(recipe) == (2.0, 0.5)  # what diverged above it is past the doubled rate
+    planner.study.probes = [p for p in planner.study.probes if p.config.lr <= recipe.lr]  # none above ran
+    planner.tuning = [p for p in planner.tuning if p.config.lr <= recipe.lr]
+    assert planner.rate_steps(recipe) == (2.0, 0.5)
     swept = copy.copy(next(p for p in planner.study.probes if p.parent is None))
     swept.config, swept.diverged = recipe.replace(lr=recipe.lr * 3), False
     planner.study.probes.append(swept)  # the sweep ran a higher rate and chose the recipe's
