@@ -11,7 +11,8 @@ A plan is for a run hundreds of probes long, and the study's whole cost is held 
      planned on it, and its cost sizes the timing round. One node: its ring never crosses the
      network. The other rates only when the job is long enough to pay for them, on the warm-up's
      *one device*, a node's devices' fraction of the cost (the middle rate's own device probe
-     only where no other rate's beat its node probe); the best of them the warm-up continues. A job whose
+     only where no other rate's beat its node probe; where the probe count binds, on the node);
+     the best of them the warm-up continues. A job whose
      probes cost more than tuning may spend of the TTC a probe measured or a confident prediction
      shows is *not worth tuning* (``worth_tuning`` False). The best rate, where it is the edge of
      the rates that train (the space's largest, or just under one that diverged), is probed once
@@ -90,6 +91,7 @@ WARMUP_MAX_DOUBLINGS = 6
 HALVING_WIDTH = 2  # lineages continued per rung of successive halving
 HALVING_RUNGS = 4
 SEED_CHECK_OFFSET = 1  # a rate at the edge is checked on the probes' seed + this
+RESERVE = 2 * (WARMUP_MAX_DOUBLINGS + 1)  # the probes the warm-up may need, and as many forks
 LARS_LR_FACTOR = 10.0  # LARS's global rate is on another scale (You et al. 2017): η*·10 is probed too
 
 
@@ -249,12 +251,15 @@ class ColdStartSearch:
         yield [self._scratch(middle)]
         if self._short_job():
             return
-        yield from self._device_sweep(middle)
+        others = [lr for lr in lrs if lr != middle.lr]
+        if self.budget.max_probes - len(self.study.probes) < len(others) + 1 + RESERVE:
+            yield [self._scratch(middle.replace(lr=lr)) for lr in others]  # the count binds: on the node
+        else:
+            yield from self._device_sweep(middle)
         if self._short_job():
             return
-        reserve = 2 * (WARMUP_MAX_DOUBLINGS + 1)  # the probes the warm-up may need, and as many forks
         yield from timing_round(self.study, middle, self._timing,
-                                self.budget.max_probes - len(self.study.probes) - reserve)
+                                self.budget.max_probes - len(self.study.probes) - RESERVE)
         # equal-length probes of one recipe from scratch: the lowest loss warms up best, if its rate
         # also trains on a second seed where it is the edge of the rates that train
         best = yield from self._stable_on_a_second_seed(self._sweep_ranking(middle))
@@ -281,7 +286,14 @@ class ColdStartSearch:
         the three node probes were half the study's cost. The middle rate's own device probe runs
         only where its node probe ended below every other rate's device probe: at one rate the
         node's larger batch makes at least the device's progress per step, so a middle rate a
-        device probe beat on the node ranks below it on a device too."""
+        device probe beat on the node ranks below it on a device too.
+
+        Only where the probe count leaves room for these, the warm-up and as many forks
+        (RESERVE): where the count binds, a device probe saves nothing a probe costs, and a node's
+        probe at a rate reads its gradient less noisily. With three probes (a sweep of two rates)
+        the device sweep left no node probe at the best rate; the curves on one device read flat
+        at 50 iterations, and the study found the target unreachable where the node's planned a
+        run that reached it."""
         device = middle.replace(devices_per_node=1)
         yield [self._scratch(device.replace(lr=lr)) for lr in sorted(self.space.learning_rates)
                if lr != middle.lr]

@@ -320,7 +320,8 @@ def test_the_allocations_a_plan_may_use_are_timed_at_both_ends_of_the_batch_befo
     iterations each, from scratch, before the first fork, and none of them a lineage's evidence."""
     monkeypatch.setattr(timing_round, "TIMING_BUDGET", math.inf)
     search = run_search(LONG)
-    timings = list(search.study.timings.values())
+    first_fork = next(i for i, r in enumerate(search.study.probes) if r.parent is not None)
+    timings = [r for r in search.study.timings.values() if search.study.probes.index(r) < first_fork]
     shapes = {(r.config.strategy, r.config.nodes, r.config.devices_per_node, r.config.groups,
                r.config.batch_size) for r in timings}
     expected = {(s, n, d, g, b) for s, n, d, g in [("sync", 1, 1, 1), ("sync", 1, 2, 1), ("sync", 2, 2, 1),
@@ -333,10 +334,11 @@ def test_the_allocations_a_plan_may_use_are_timed_at_both_ends_of_the_batch_befo
     assert shapes == expected - swept
     assert all(r.parent is None for r in timings)
     assert all(r.iterations == timing_length(search.budget) for r in timings if not r.diverged)
-    first_fork = next(i for i, r in enumerate(search.study.probes) if r.parent is not None)
-    assert all(search.study.probes.index(r) < first_fork for r in timings)
+    # after the first fork, only another strategy's allocation is timed (before its own fork)
+    later = [r for r in search.study.timings.values() if r not in timings]
+    assert all(r.config.strategy not in ("sync", "async_groups") for r in later)
     views = search.study.lineages.views(None)
-    assert not any(r.probe_key == v.probe_key for r in timings for v in views.values())
+    assert not any(r.probe_key == v.probe_key for r in search.study.timings.values() for v in views.values())
     assert not set(search.plan("s").evidence) & set(search.study.timings)
 
 
@@ -457,6 +459,15 @@ def test_the_sweeps_other_rates_run_on_the_warm_ups_one_device_which_continues_t
     assert search.study.warmup_config.lr == 0.1 and chain[0] is devices[0.1]
     recipe = search.study.recipe  # the recipe stays on the node, the baseline on every node
     assert recipe == middle and search.study.baseline == recipe.replace(nodes=SPACE.nodes)
+
+
+def test_where_the_probe_count_binds_the_sweeps_rates_all_run_on_the_node() -> None:
+    """Ten probes leave no room for a device sweep, the warm-up and its forks: a device probe
+    saves nothing there, and each rate is read at the node's batch."""
+    search = run_search(replace(LONG, max_probes=10))
+    sweep = sweep_probes(search)
+    on_the_node = {r.config.lr for r in sweep if r.config.devices_per_node == SPACE.devices_per_node}
+    assert on_the_node == set(SPACE.learning_rates)
 
 
 def test_another_strategy_on_an_allocation_no_probe_ran_is_timed_before_it_is_forked(
