@@ -482,18 +482,23 @@ def test_another_strategy_on_an_allocation_no_probe_ran_is_timed_before_it_is_fo
     assert all(first < i for i in forks)
 
 
-class SlowOnTheNode(SyntheticCluster):
-    """The node's probes from scratch end far above where one device's do."""
+class TripledWhere(SyntheticCluster):
+    """The probes ``where`` picks end three times higher: a config that is slow or unstable there."""
+
+    def __init__(self, where) -> None:  # type: ignore[no-untyped-def]
+        super().__init__()
+        self.where = where
 
     def run(self, request: ProbeRequest, target: float) -> ProbeResult:
         result = super().run(request, target)
-        if request.config.devices_per_node > 1 and request.parent is None:
+        if self.where(request):
             result.curve = [(k, t, 3 * loss) for k, t, loss in result.curve]
         return result
 
 
 def test_a_middle_rate_a_device_probe_beat_on_the_node_gets_no_device_probe_of_its_own() -> None:
-    search, cluster = ColdStartSearch(SPACE, LONG, 0.03), SlowOnTheNode()
+    search, cluster = ColdStartSearch(SPACE, LONG, 0.03), TripledWhere(  # the node's probes from scratch
+        lambda r: r.config.devices_per_node > 1 and r.parent is None)
     while requests := search.ask():
         for request in requests:
             search.tell(cluster.run(request, 0.03))
@@ -502,18 +507,9 @@ def test_a_middle_rate_a_device_probe_beat_on_the_node_gets_no_device_probe_of_i
     assert search.study.warmup_config is not None and search.study.warmup_config.lr == 0.03
 
 
-class UnstableOnOneDevice(SyntheticCluster):
-    """One device's continuations end far above where they began: its small batch is unstable."""
-
-    def run(self, request: ProbeRequest, target: float) -> ProbeResult:
-        result = super().run(request, target)
-        if request.config.devices_per_node == 1 and request.parent is not None:
-            result.curve = [(k, t, 3 * loss) for k, t, loss in result.curve]
-        return result
-
-
 def test_a_one_device_warm_up_that_stops_descending_hands_over_to_the_recipe_on_its_node() -> None:
-    search, cluster = ColdStartSearch(SPACE, LONG, 0.03), UnstableOnOneDevice()
+    search, cluster = ColdStartSearch(SPACE, LONG, 0.03), TripledWhere(  # one device's continuations
+        lambda r: r.config.devices_per_node == 1 and r.parent is not None)
     while requests := search.ask():
         for request in requests:
             search.tell(cluster.run(request, 0.03))
