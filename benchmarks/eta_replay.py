@@ -15,8 +15,8 @@ forecast_eval's truth seeds 1–3): a choice made here must not be made on a hel
 
 With ``--prior`` each run's ETA also reads the other seeds' runs of its scenario as finished runs of
 the same job (issue 34 item 4: a team re-running a job it ran last week), the way a study of a job
-run before reads them back (service.db.priors), and the warm-up's segments are read as checkpoints
-too (``summary.warmup``; the run's own checkpoints are ``summary.after_study``).
+run before reads them back (service.db.priors). The warm-up's segments are read as checkpoints
+(``summary.warmup``; the run's own checkpoints are ``summary.after_study``).
 
 Prints one line per checkpoint and a summary (JSON): the median |p50 − truth| / truth over every
 checkpoint and at 25/50/75% of the run (the last checkpoint at or before it, as forecast_eval),
@@ -35,7 +35,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from predictor.eta import eta_at
+from predictor.eta import eta_at, warmup_eta
 from predictor.forecast import Curve
 from predictor.lineages import merge
 from predictor.training import TrainingPlanner
@@ -93,14 +93,13 @@ def prior_curve(run: dict[str, Any]) -> Curve:
     return [(float(k), float(loss)) for k, _, loss in view.curve if k > 0 and 0 < loss < math.inf]
 
 
-def checkpoints(run: dict[str, Any], warmup: bool) -> list[dict[str, Any]]:
-    """The recorded checkpoints; with ``warmup``, first each segment of the warm-up the run
-    continues (the study's lineage from scratch, up to its first change of config), read as a
-    checkpoint with no pooled reading, as the study reads ``ttc train``'s ETA there when it has a
-    prior (predictor.study)."""
+def checkpoints(run: dict[str, Any]) -> list[dict[str, Any]]:
+    """The recorded checkpoints, after each segment of the warm-up the run continues (the study's
+    lineage from scratch, up to its first change of config), read as a checkpoint with no pooled
+    reading, as the study reads ``ttc train``'s ETA there (predictor.study)."""
     recorded = run["checkpoints"]
     early = []
-    if warmup and recorded:
+    if recorded:
         first = recorded[0]["segments"][:-1]  # the run's first own segment is a recorded checkpoint
         config = run["segments"][first[0]]["config"] if first else None
         for i, key in enumerate(first, start=1):
@@ -110,21 +109,29 @@ def checkpoints(run: dict[str, Any], warmup: bool) -> list[dict[str, Any]]:
     return early + recorded
 
 
+def left(entry: dict[str, Any]) -> tuple[float, float, float]:
+    """An ETA entry's p10/p50/p90 of the time left; an open one (``null``: the loss read levelling off
+    above the target) is never."""
+    p10, p50, p90 = (math.inf if entry[f"remaining_p{q}"] is None else float(entry[f"remaining_p{q}"])
+                     for q in (10, 50, 90))
+    return p10, p50, p90
+
+
 def replay(run: dict[str, Any], priors: tuple[Curve, ...] = ()) -> list[dict[str, Any]]:
-    """The ETA at each recorded checkpoint, as predictor.eta now computes it, against the truth;
-    with ``priors`` (finished runs of the same job), also at the warm-up's segments."""
+    """The ETA at each warm-up segment and recorded checkpoint, as predictor.eta now computes it,
+    against the truth; ``priors``: finished runs of the same job."""
     segments = {key: ProbeResult.from_dict(data) for key, data in run["segments"].items()}
     rows = []
-    for checkpoint in checkpoints(run, warmup=bool(priors)):
+    for checkpoint in checkpoints(run):
         lineage = [segments[key] for key in checkpoint["segments"]]
         view = merge(lineage)
         truth = run["end_seconds"] - view.end_seconds
         reading = None if checkpoint["reading"] is None else Prediction.from_dict(checkpoint["reading"])
-        entry = eta_at(lineage, run["target"], priors, reading)
+        entry = (warmup_eta(lineage, run["target"], priors) if checkpoint.get("warmup")
+                 else eta_at(lineage, run["target"], priors, reading))
         if entry is None or truth <= 0:
             continue
-        p10, p50, p90 = (entry[f"remaining_p{q}"] for q in (10, 50, 90))
-        p90 = math.inf if p90 is None else p90
+        p10, p50, p90 = left(entry)
         alone = entry if reading is None else eta_at(lineage, run["target"], priors)
         read = reading.ttc_seconds - view.end_seconds if reading is not None else math.nan
         rows.append({"scenario": run["scenario"], "seed": run["seed"], "iteration": view.end_iteration,
@@ -132,7 +139,7 @@ def replay(run: dict[str, Any], priors: tuple[Curve, ...] = ()) -> list[dict[str
                      "share": view.end_iteration / run["iterations"], "truth": truth, "p50": p50,
                      "error": relative_error(p50, truth), "covered": p10 <= truth <= p90,
                      "width": p90 / p10 if p10 > 0 else math.inf,
-                     "ensemble_error": relative_error(alone["remaining_p50"], truth),
+                     "ensemble_error": relative_error(left(alone)[1], truth),
                      "reading_error": relative_error(read, truth) if math.isfinite(read) else None})
     return rows
 
@@ -164,8 +171,7 @@ def scores(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Over every checkpoint, then apart: the warm-up's (read with priors only) and the run's own,
-    which ``ttc train`` prints."""
+    """Over every checkpoint, then apart: the warm-up's and the run's own (both ``ttc train`` prints)."""
     if not rows:
         return {"checkpoints": 0}
     read = [r["reading_error"] for r in rows if r["reading_error"] is not None]
@@ -184,7 +190,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--prior", action="store_true",
                         help="each run's ETA also reads the other seeds' runs of its scenario as finished "
-                             "runs of the same job (issue 34 item 4), from the warm-up's checkpoints on")
+                             "runs of the same job (issue 34 item 4)")
     args = parser.parse_args()
     names, seeds = args.scenarios.split(","), [int(s) for s in args.seeds.split(",")]
     if {0, 1, 2, 3} & set(seeds):

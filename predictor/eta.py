@@ -31,17 +31,28 @@ import numpy as np
 from predictor.forecast import Anchor, Curve, forecast
 from predictor.he_model import seconds_per_iteration
 from predictor.lineages import merge
+from predictor.se_model import FORM_SIGMA
 from predictor.step_clock import on_clock, step_clock
 from predictor.types import Prediction, ProbeResult, json_safe
 
+TRANSIENT_FORM = 0.8
+"""Model-form error (log-sd per e-fold past the evidence) of the ETA in the warm-up when no finished
+run of the job is a prior. The warm-up's curve is in its transient, where no family's extrapolation
+holds: at the forecast's FORM_SIGMA (0.25) the ETA's 80% interval covered 45% of the time left on
+the public runs (calibration seeds 4-5, 42 warm-up checkpoints), at 0.6 74%, at 0.8 86% (median
+p90/p10 60: wide, and said so rather than withheld). Chosen there as the smallest of 0.25, 0.4,
+0.6, 0.8, 1.0, 1.5 covering at least 75% (benchmarks/eta_replay.py); no held-out scenario or truth
+seed was read. With a prior its shape past the evidence carries the forecast, at FORM_SIGMA."""
+
 
 def eta_at(segments: Sequence[ProbeResult], target: float, priors: tuple[Curve, ...] = (),
-           reading: Prediction | None = None) -> dict[str, Any] | None:
+           reading: Prediction | None = None, form: float = FORM_SIGMA) -> dict[str, Any] | None:
     """The ETA entry at the end of the run's lineage ``segments`` (first segment first): the
     iteration, the run's own seconds so far (its tuning is counted apart, in the result's
     ``tuning_cluster_seconds``) and the p10/p50/p90 of the run's seconds left; None when the speed
     is unknown or the run has reached the target. ``reading``: the pooled model's latest TTC of
-    the run (the plan's, or a re-plan's), mixed in where it is finite."""
+    the run (the plan's, or a re-plan's), mixed in where it is finite; ``form``: the model-form
+    error per e-fold past the evidence (predictor.forecast.Anchor)."""
     run, tip = merge(list(segments)), segments[-1]
     speed = seconds_per_iteration(tip)
     if speed is None or run.reached_iteration is not None:
@@ -51,7 +62,7 @@ def eta_at(segments: Sequence[ProbeResult], target: float, priors: tuple[Curve, 
     if reading is not None and math.isfinite(reading.ttc_seconds):
         point = replace(reading, seconds_per_iteration=speed.value, evidence_iterations=end,
                         evidence_seconds=run.end_seconds)
-    anchor = Anchor(run.curve, end, end, run.end_seconds, speed.value, speed)
+    anchor = Anchor(run.curve, end, end, run.end_seconds, speed.value, speed, form=form)
     counted = forecast(point, anchor, target, priors=priors)
     quantiles = _quantiles(counted.prediction)
     knots = step_clock(segments) if counted.after_knee else None
@@ -70,3 +81,10 @@ def eta_at(segments: Sequence[ProbeResult], target: float, priors: tuple[Curve, 
 def _quantiles(predicted: Prediction) -> np.ndarray:
     """The forecast's p10/p50/p90 (an open p90 is infinite)."""
     return np.array([predicted.ttc_low, predicted.ttc_seconds, predicted.ttc_high], dtype=float)
+
+
+def warmup_eta(chain: Sequence[ProbeResult], target: float,
+               priors: tuple[Curve, ...] = ()) -> dict[str, Any] | None:
+    """The ETA at a segment of the study's warm-up, which ``ttc train`` continues: read as at any
+    checkpoint, with no pooled reading yet (no plan), and without a prior at TRANSIENT_FORM."""
+    return eta_at(chain, target, priors, form=FORM_SIGMA if priors else TRANSIENT_FORM)

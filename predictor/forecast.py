@@ -82,7 +82,8 @@ class Anchor:
     iteration that corresponds to (``end``, or 0 from scratch), ``pace`` the plan's seconds per
     anchor iteration (the model's). ``speed`` is the plan's seconds/iteration, 80% interval.
     ``rerun``: the log-sd by which a fresh run's pace differs from the one measured
-    (predictor.he_model.rerun_spread): the plan's run repeats the measured stretch at its own."""
+    (predictor.he_model.rerun_spread): the plan's run repeats the measured stretch at its own.
+    ``form``: the model-form error's log-sd per e-fold past the evidence (``_spread``)."""
 
     curve: list[tuple[int, float, float]]
     end: float
@@ -93,6 +94,7 @@ class Anchor:
     reached_iteration: float | None = None
     reached_seconds: float | None = None
     rerun: float = 0.0
+    form: float = FORM_SIGMA
 
 
 @dataclass(frozen=True)
@@ -216,7 +218,8 @@ def _spread(model: Ensemble, k: np.ndarray, losses: np.ndarray, anchor: Anchor, 
     weight in the mix (``ttc train``'s ETA reads its plan's point while the run passes it).
 
     The iterations past the evidence carry the model-form error no family's draws express, a
-    log-sd of FORM_SIGMA per e-fold past the evidence (the pooled model's prior, predictor.se_model):
+    log-sd of ``anchor.form`` per e-fold past the evidence (FORM_SIGMA, the pooled model's prior,
+    predictor.se_model, unless the caller knows better):
     on the public backtest the forecast's log error of the iterations left was 0.86, 0.45 and 0.14
     at cuts 1.4, 0.7 and 0.3 e-folds before the target, about 0.6 per e-fold, while the interval's
     width stayed ×2.6 at all three (39% covered at the first cut, 100% at the last).
@@ -231,8 +234,8 @@ def _spread(model: Ensemble, k: np.ndarray, losses: np.ndarray, anchor: Anchor, 
     never = ~np.isfinite(draws)
     past = np.maximum(np.where(never & (not model.levelled_above), horizon, draws) - anchor.end, 0.0)
     distance = np.where(never, 0.0, np.log1p(past / max(anchor.end, 1.0)))
-    past = past * np.exp(rng.normal(0.0, 1.0, draws.shape) * FORM_SIGMA * distance)
-    shape_sd = math.hypot(shape_sd, FORM_SIGMA * float(np.median(distance)))
+    past = past * np.exp(rng.normal(0.0, 1.0, draws.shape) * anchor.form * distance)
+    shape_sd = math.hypot(shape_sd, anchor.form * float(np.median(distance)))
     remaining = np.maximum(anchor.end - anchor.origin + past, 0.0)
     jitter = np.exp(rng.normal(0.0, 1.0, draws.shape) * math.hypot(extra, hardware))
     measured = anchor.measured_seconds

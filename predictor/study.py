@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from predictor.confidence import assess
-from predictor.eta import eta_at
+from predictor.eta import warmup_eta
 from predictor.forecast import Curve
 from predictor.he_model import allocation
 from predictor.lineages import Lineages, merge
@@ -72,18 +72,18 @@ class Study:
         self.read_warmup_eta(result)
 
     def read_warmup_eta(self, result: ProbeResult) -> None:
-        """``ttc train``'s ETA at a segment of the warm-up, which the run continues; only with a
-        finished run of the same job as a prior (the search reads the sweep's probe the warm-up
-        continues once it has chosen it). The warm-up's own curve is in its transient, which
-        no family extrapolates (read alone, its 80% interval covered 45% of the truth on the public
-        runs); a prior shows where such a curve went (with one: 79% covered, median error 20%, on
-        public runs no decision had read; benchmarks/eta_replay.py --prior)."""
+        """``ttc train``'s ETA at a segment of the warm-up, which the run continues (the search reads
+        the sweep's probe the warm-up continues once it has chosen it). The warm-up's own curve is
+        in its transient, which no family extrapolates: read alone its interval is wide
+        (predictor.eta.TRANSIENT_FORM); a finished run of the same job as a prior shows where such a
+        curve went (79% covered, median error 20%, on public runs no decision had read;
+        benchmarks/eta_replay.py --prior)."""
         config = self.warmup_config
-        if not self.priors or config is None or result.config.key() != config.key():
+        if config is None or result.config.key() != config.key():
             return
         chain = self.lineages.chain_of(None, config.key())
         if chain and chain[-1].probe_key == result.probe_key:
-            entry = eta_at(chain, self.target, self.priors)
+            entry = warmup_eta(chain, self.target, self.priors)
             if entry is not None:
                 self.warmup_eta[result.probe_key] = entry
 

@@ -29,8 +29,8 @@ def test_the_summary_scores_each_reading_alone_where_it_has_one() -> None:
 
 
 def test_the_warm_up_s_checkpoints_are_scored_apart_from_the_run_s() -> None:
-    """With a prior the warm-up's segments are checkpoints too; ``ttc train`` prints the run's own
-    without one, so each is scored by itself as well as together."""
+    """The warm-up's segments are checkpoints too, read from a curve still in its transient, so each
+    part is scored by itself as well as together."""
     rows = [{**checkpoint(4, 0.2, 0.6, warmup=True), "covered": False, "width": 8.0, "ensemble_error": 0.6,
              "reading_error": None},
             {**checkpoint(4, 0.6, 0.2), "covered": True, "width": 2.0, "ensemble_error": 0.2,

@@ -104,7 +104,7 @@ def _train_locally(spec: Spec, settings: Settings, max_iterations: int, as_json:
             _print_segment("fork " if role == "fork" else "run  ", result, result.iterations, eta)
 
     def on_study(progress: Progress) -> None:
-        """A warm-up segment's ETA, where a finished run of the job gave the study one (predictor.study)."""
+        """A warm-up segment's ETA (predictor.study: wide unless a finished run of the job is a prior)."""
         if not as_json and progress.eta is not None and progress.last is not None:
             _print_segment("warm-up", progress.last, progress.last.end_iteration, progress.eta)
 

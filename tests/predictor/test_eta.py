@@ -1,4 +1,5 @@
-"""``ttc train``'s ETA across a switch of the run's rate (predictor.step_clock, predictor.eta)."""
+"""``ttc train``'s ETA across a switch of the run's rate (predictor.step_clock, predictor.eta), and in
+the warm-up."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from predictor.eta import eta_at
+from predictor.eta import eta_at, warmup_eta
 from predictor.step_clock import on_clock, step_clock
 from predictor.types import Config, ProbeResult
 
@@ -78,3 +79,22 @@ def test_in_the_flat_region_the_eta_keeps_the_iteration_count() -> None:
     switched = [segment(SLOW, 0, 2000, loss), segment(FAST, 2000, 600, loss)]
     one_rate = [dataclasses.replace(switched[0], config=FAST), switched[1]]
     assert _left(eta_at(switched, 0.097)) == pytest.approx(_left(eta_at(one_rate, 0.097)))
+
+
+def test_in_the_warm_up_without_a_prior_the_eta_is_given_and_wider_than_with_one() -> None:
+    """Early in a run whose loss is still in its transient, the ETA is given rather than withheld,
+    its interval wide enough for the families' misfit of the transient (predictor.eta.TRANSIENT_FORM);
+    a finished run of the same job shows where the curve went, and the ETA read with it is narrower."""
+    rng = np.random.default_rng(2)
+
+    def loss(k: float) -> float:  # a slow start, then a power law
+        return 2.0 / (1 + (k / 400) ** 1.5) + 0.05 + float(rng.normal(0, 0.002))
+
+    target = 0.3
+    early = [segment(SLOW, 0, 200, loss), segment(SLOW, 200, 200, loss)]
+    finished = [(float(k), loss(k)) for k in range(EVERY, 3000 + 1, EVERY)]
+    low, mid, high = _left(warmup_eta(early, target))
+    assert 0 < low <= mid <= high
+    alone = high / low
+    low, _, high = _left(warmup_eta(early, target, (finished,)))
+    assert high / low < alone

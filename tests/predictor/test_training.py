@@ -462,11 +462,13 @@ def _run_curve(planner: TrainingPlanner) -> list[tuple[float, float]]:
     return [(float(k), loss) for k, _, loss in planner._view().curve if k > 0]
 
 
-def test_with_a_finished_run_of_the_job_the_eta_starts_in_the_warm_up() -> None:
-    """Without a prior the run's first ETA comes after the study; with the finished run of the same
-    job as a prior, the study reads one at each warm-up segment the run continues, first in the list."""
+def test_the_eta_starts_in_the_warm_up_with_a_finished_run_of_the_job_or_without() -> None:
+    """The study reads ``ttc train``'s ETA at each warm-up segment the run continues, first in the
+    run's list: alone (predictor.eta.TRANSIENT_FORM), or with the finished run of the same job as a prior."""
     search, planner = trained()
-    assert not search.study.warmup_eta and planner.eta[0]["iteration"] > search.study.fork.iteration
+    alone = [s for s in planner.run if s.probe_key in search.study.warmup_eta]
+    assert alone and alone[0].start_iteration == 0
+    assert planner.eta[:len(alone)] == [search.study.warmup_eta[s.probe_key] for s in alone]
     budget = Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=40, max_overhead=0.1)
     again = ColdStartSearch(SPACE, budget, TARGET, priors=(_run_curve(planner),))
     cluster = SyntheticCluster()

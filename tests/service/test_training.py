@@ -64,7 +64,7 @@ def test_cli_train_reaches_the_target_and_its_phases_make_up_the_run(
             assert measurement_store.state_keys(session, study_id=study_id) == [pieces[-1][0].key]
     finally:
         db.dispose()
-    # the job run again: the finished run is its prior, and the ETA is printed from the warm-up on
+    # the job run again: the finished run is its prior, and the warm-up's ETA printed reads it
     again = CliRunner().invoke(app, ["train", str(spec), "--max-overhead", "0.2"])
     assert again.exit_code == 0, again.output
     lines = again.output.splitlines()
