@@ -231,10 +231,18 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
         "regret": _regrets(results),
         "probe_cost_long": _spread_of([r.get("probe_cost") for r in long]),
         "train_tuning_share_long": _spread_of([(r.get("train") or {}).get("tuning_share") for r in long]),
-        "eta_median_error": {f"{share:.0%}": median([e["error"] for r in results for e in r["eta"]
+        "eta_median_error": {f"{share:.0%}": median([eta_error(e) for r in results for e in r["eta"]
                                                       if e["share"] == share]) for share in ETA_SHARES},
         "eta_scored": {f"{share:.0%}": _scored(results, share) for share in ETA_SHARES},
     }
+
+
+def eta_error(entry: dict[str, Any]) -> float | None:
+    """A scored ETA's error; one given with an open p50 (it read the target never reached, and the
+    run reached it) is infinitely off, not left out; None where the run had no ETA yet."""
+    if entry["iteration"] is not None and entry.get("p50") is None:
+        return math.inf
+    return entry["error"]
 
 
 def _spread_of(values: list[float | None]) -> dict[str, Any]:

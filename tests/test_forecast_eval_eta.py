@@ -3,7 +3,9 @@ a later one (benchmarks/forecast_eval.py)."""
 
 from __future__ import annotations
 
-from benchmarks.forecast_eval import score_eta
+import math
+
+from benchmarks.forecast_eval import eta_error, score_eta
 
 
 def training(first_eta_at: int) -> dict[str, object]:
@@ -25,3 +27,12 @@ def test_a_share_the_run_passed_while_still_tuning_has_no_eta_and_no_error() -> 
     scored = score_eta(training(first_eta_at=3500))
     assert [e["iteration"] for e in scored] == [None, None, None]
     assert all(e["error"] is None and "no ETA yet" in e["why"] for e in scored)
+
+
+def test_an_eta_that_read_the_target_never_reached_is_infinitely_off() -> None:
+    """An open p50 (the ETA read the loss levelling off above the target) on a run that reached it
+    counts against the median rather than dropping out of it."""
+    run = training(first_eta_at=500)
+    run["eta"][1]["remaining_p50"] = run["eta"][1]["remaining_p90"] = None  # iteration 1000: the 25% point
+    scored = score_eta(run)
+    assert [eta_error(e) for e in scored] == [math.inf, 0.0, 1.0]
