@@ -15,8 +15,10 @@ forecast_eval's truth seeds 1–3): a choice made here must not be made on a hel
 
 With ``--prior`` each run's ETA also reads the other seeds' runs of its scenario as finished runs of
 the same job (issue 34 item 4: a team re-running a job it ran last week), the way a study of a job
-run before reads them back (service.db.priors). The warm-up's segments are read as checkpoints
-(``summary.warmup``; the run's own checkpoints are ``summary.after_study``).
+run before reads them back (service.db.priors).
+
+With a prior or without, the warm-up's segments are read as checkpoints (``summary.warmup``; the
+run's own checkpoints are ``summary.after_study``).
 
 Prints one line per checkpoint and a summary (JSON): the median |p50 − truth| / truth over every
 checkpoint and at 25/50/75% of the run (the last checkpoint at or before it, as forecast_eval),
@@ -43,7 +45,7 @@ from predictor.types import Prediction, ProbeResult, json_safe
 from worker.spec import load_spec
 
 sys.path.insert(0, str(Path(__file__).parent))
-from forecast_eval import ETA_SHARES  # noqa: E402
+from forecast_eval import ETA_SHARES, eta_left  # noqa: E402
 from predictor_eval import RUN_MAX_ITERATIONS, SCENARIOS, held_out, run_ttc  # noqa: E402
 from train_eval import run_to_target  # noqa: E402
 
@@ -109,14 +111,6 @@ def checkpoints(run: dict[str, Any]) -> list[dict[str, Any]]:
     return early + recorded
 
 
-def left(entry: dict[str, Any]) -> tuple[float, float, float]:
-    """An ETA entry's p10/p50/p90 of the time left; an open one (``null``: the loss read levelling off
-    above the target) is never."""
-    p10, p50, p90 = (math.inf if entry[f"remaining_p{q}"] is None else float(entry[f"remaining_p{q}"])
-                     for q in (10, 50, 90))
-    return p10, p50, p90
-
-
 def replay(run: dict[str, Any], priors: tuple[Curve, ...] = ()) -> list[dict[str, Any]]:
     """The ETA at each warm-up segment and recorded checkpoint, as predictor.eta now computes it,
     against the truth; ``priors``: finished runs of the same job."""
@@ -131,7 +125,7 @@ def replay(run: dict[str, Any], priors: tuple[Curve, ...] = ()) -> list[dict[str
                  else eta_at(lineage, run["target"], priors, reading))
         if entry is None or truth <= 0:
             continue
-        p10, p50, p90 = left(entry)
+        p10, p50, p90 = eta_left(entry)
         alone = entry if reading is None else eta_at(lineage, run["target"], priors)
         read = reading.ttc_seconds - view.end_seconds if reading is not None else math.nan
         rows.append({"scenario": run["scenario"], "seed": run["seed"], "iteration": view.end_iteration,
@@ -139,7 +133,7 @@ def replay(run: dict[str, Any], priors: tuple[Curve, ...] = ()) -> list[dict[str
                      "share": view.end_iteration / run["iterations"], "truth": truth, "p50": p50,
                      "error": relative_error(p50, truth), "covered": p10 <= truth <= p90,
                      "width": p90 / p10 if p10 > 0 else math.inf,
-                     "ensemble_error": relative_error(left(alone)[1], truth),
+                     "ensemble_error": relative_error(eta_left(alone)[1], truth),
                      "reading_error": relative_error(read, truth) if math.isfinite(read) else None})
     return rows
 

@@ -91,11 +91,19 @@ def score_eta(result: dict[str, Any]) -> list[dict[str, Any]]:
             continue
         entry = before[-1]
         truth = end - entry["seconds"]
-        p10, p50, p90 = entry["remaining_p10"], entry["remaining_p50"], entry["remaining_p90"]
+        p10, p50, p90 = eta_left(entry)
         scored.append({**common, "iteration": entry["iteration"], "truth": truth, "p50": p50,
-                       "error": abs(p50 - truth) / truth if p50 is not None and truth > 0 else None,
-                       "covered": p10 is not None and p10 <= truth <= (math.inf if p90 is None else p90)})
+                       "error": abs(p50 - truth) / truth if truth > 0 else None,
+                       "covered": p10 <= truth <= p90})
     return scored
+
+
+def eta_left(entry: dict[str, Any]) -> tuple[float, float, float]:
+    """An ETA entry's p10/p50/p90 of the time left; an open one (``null``: the loss read levelling off
+    above the target) is never."""
+    p10, p50, p90 = (math.inf if entry[f"remaining_p{q}"] is None else float(entry[f"remaining_p{q}"])
+                     for q in (10, 50, 90))
+    return p10, p50, p90
 
 
 def probe_cost(probe_seconds: float, scores: list[dict[str, Any]]) -> float | None:
@@ -239,7 +247,8 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 def eta_error(entry: dict[str, Any]) -> float | None:
     """A scored ETA's error; one given with an open p50 (it read the target never reached, and the
-    run reached it) is infinitely off, not left out; None where the run had no ETA yet."""
+    run reached it) is infinitely off, not left out, also once the JSON has written its infinity as
+    ``null``; None where the run had no ETA yet."""
     if entry["iteration"] is not None and entry.get("p50") is None:
         return math.inf
     return entry["error"]
