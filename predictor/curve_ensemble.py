@@ -165,13 +165,16 @@ class Ensemble:
 def fit_ensemble(iterations: Sequence[float], losses: Sequence[float], target: float, *,
                  holdout: float = 0.3, seed: int = 0,
                  prior_curves: Sequence[Sequence[tuple[float, float]]] = (),
-                 calibration: Calibration = CALIBRATION, floor_below_target: bool = True) -> Ensemble | None:
+                 calibration: Calibration = CALIBRATION, floor_below_target: bool = True,
+                 transient: bool = False) -> Ensemble | None:
     """Weight the families on a held-out tail and refit the kept ones on all the evidence.
 
     ``floor_below_target=False`` leaves a still-falling curve's floor free up to its current level
     instead of capping it below the target: for a caller that simulates the noisy loss's first
     passage (predictor.forecast), where a mean curve levelling just above the target still reaches
-    it on a dip, late and widely spread, as a run near its floor does.
+    it on a dip, late and widely spread, as a run near its floor does. ``transient``: the curve is
+    still in its transient (a warm-up that has not settled, predictor.regime), where a flat stretch
+    is a plateau the loss may leave, not a floor: it is never read as levelled above the target.
 
     None when there are fewer than MIN_POINTS evaluations or no family fits. Raises ValueError on
     input no curve could mean (mismatched lengths, a non-positive target or loss, ``holdout``
@@ -183,7 +186,7 @@ def fit_ensemble(iterations: Sequence[float], losses: Sequence[float], target: f
     k, y = _window(k, y)
     if len(k) < MIN_POINTS:
         return None
-    levelled = levelled_above(k, y, target)
+    levelled = not transient and levelled_above(k, y, target)
     floor_max = None if levelled or not floor_below_target else target * (1.0 - FLOOR_MARGIN)
     scales = {"k_scale": float(k[-1]), "loss_scale": float(y.max())}
     members = dict(FAMILIES)

@@ -46,13 +46,15 @@ seed was read. With a prior its shape past the evidence carries the forecast, at
 
 
 def eta_at(segments: Sequence[ProbeResult], target: float, priors: tuple[Curve, ...] = (),
-           reading: Prediction | None = None, form: float = FORM_SIGMA) -> dict[str, Any] | None:
+           reading: Prediction | None = None, form: float = FORM_SIGMA,
+           transient: bool = False) -> dict[str, Any] | None:
     """The ETA entry at the end of the run's lineage ``segments`` (first segment first): the
     iteration, the run's own seconds so far (its tuning is counted apart, in the result's
     ``tuning_cluster_seconds``) and the p10/p50/p90 of the run's seconds left; None when the speed
     is unknown or the run has reached the target. ``reading``: the pooled model's latest TTC of
-    the run (the plan's, or a re-plan's), mixed in where it is finite; ``form``: the model-form
-    error per e-fold past the evidence (predictor.forecast.Anchor)."""
+    the run (the plan's, or a re-plan's), mixed in where it is finite; ``form`` and
+    ``transient``: the model-form error per e-fold past the evidence, and whether the curve is in
+    its transient (predictor.forecast.Anchor)."""
     run, tip = merge(list(segments)), segments[-1]
     speed = seconds_per_iteration(tip)
     if speed is None or run.reached_iteration is not None:
@@ -62,7 +64,7 @@ def eta_at(segments: Sequence[ProbeResult], target: float, priors: tuple[Curve, 
     if reading is not None and math.isfinite(reading.ttc_seconds):
         point = replace(reading, seconds_per_iteration=speed.value, evidence_iterations=end,
                         evidence_seconds=run.end_seconds)
-    anchor = Anchor(run.curve, end, end, run.end_seconds, speed.value, speed, form=form)
+    anchor = Anchor(run.curve, end, end, run.end_seconds, speed.value, speed, form=form, transient=transient)
     counted = forecast(point, anchor, target, priors=priors)
     quantiles = _quantiles(counted.prediction)
     knots = step_clock(segments) if counted.after_knee else None
@@ -86,5 +88,8 @@ def _quantiles(predicted: Prediction) -> np.ndarray:
 def warmup_eta(chain: Sequence[ProbeResult], target: float,
                priors: tuple[Curve, ...] = ()) -> dict[str, Any] | None:
     """The ETA at a segment of the study's warm-up, which ``ttc train`` continues: read as at any
-    checkpoint, with no pooled reading yet (no plan), and without a prior at TRANSIENT_FORM."""
-    return eta_at(chain, target, priors, form=FORM_SIGMA if priors else TRANSIENT_FORM)
+    checkpoint, with no pooled reading yet (no plan), without a prior at TRANSIENT_FORM, and never
+    as "never": the warm-up goes on until its curve leaves its transient, where a flat stretch is
+    a plateau (public regression, seed 5: its ETA at 3,200 iterations read the target never
+    reached; the run reached it)."""
+    return eta_at(chain, target, priors, form=FORM_SIGMA if priors else TRANSIENT_FORM, transient=True)

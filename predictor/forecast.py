@@ -83,7 +83,9 @@ class Anchor:
     anchor iteration (the model's). ``speed`` is the plan's seconds/iteration, 80% interval.
     ``rerun``: the log-sd by which a fresh run's pace differs from the one measured
     (predictor.he_model.rerun_spread): the plan's run repeats the measured stretch at its own.
-    ``form``: the model-form error's log-sd per e-fold past the evidence (``_spread``)."""
+    ``form``: the model-form error's log-sd per e-fold past the evidence (``_spread``).
+    ``transient``: the curve has not left its transient, so its levelling off is no evidence that
+    the target is never reached (predictor.curve_ensemble.fit_ensemble)."""
 
     curve: list[tuple[int, float, float]]
     end: float
@@ -95,6 +97,7 @@ class Anchor:
     reached_seconds: float | None = None
     rerun: float = 0.0
     form: float = FORM_SIGMA
+    transient: bool = False
 
 
 @dataclass(frozen=True)
@@ -280,7 +283,8 @@ def forecast(prediction: Prediction, anchor: Anchor, target: float, seed: int = 
     k, losses = _points(anchor.curve)
     hardware = _hardware_sd(anchor.speed)
     model = (fit_ensemble(k, losses, target, prior_curves=priors, calibration=OFF_FAMILY,
-                          floor_below_target=not within_noise(losses, target)) if k.size else None)
+                          floor_below_target=not within_noise(losses, target), transient=anchor.transient)
+             if k.size else None)
     if anchor.reached_iteration is not None and anchor.reached_seconds is not None:
         return _measured(prediction, anchor, model, k, losses, target, hardware, rng)
     if model is None:

@@ -98,3 +98,19 @@ def test_in_the_warm_up_without_a_prior_the_eta_is_given_and_wider_than_with_one
     alone = high / low
     low, _, high = _left(warmup_eta(early, target, (finished,)))
     assert high / low < alone
+
+
+def test_in_the_warm_up_a_plateau_is_not_read_as_never_reaching_the_target() -> None:
+    """A loss flat above the target over its last doubling is a floor to a settled run's ETA (its
+    p50 open), but the warm-up goes on until its curve leaves its transient, and there a flat
+    stretch is a plateau the loss may leave: the warm-up's ETA gives every quantile."""
+    rng = np.random.default_rng(3)
+
+    def loss(k: float) -> float:  # a fast drop onto a plateau well above the target
+        return 1.0 + 2.0 * np.exp(-k / 20) + float(rng.normal(0, 0.002))
+
+    chain = [segment(SLOW, 0, 400, loss), segment(SLOW, 400, 400, loss)]
+    settled = eta_at(chain, 0.5)
+    assert settled is not None and settled["remaining_p50"] is None
+    low, mid, high = _left(warmup_eta(chain, 0.5))
+    assert 0 < low <= mid <= high < float("inf")
