@@ -20,7 +20,8 @@ predictor.curve_families, each weighted by how well it predicts what it did not 
    mixed by the members' weights, and p10/p50/p90 read from the mixture;
 4. the open end: a family whose floor lies above the target says "never", which is only evidence
    when the loss has been seen levelling off above the target (``levelled_above``: the last doubling
-   of iterations falls by less than its own noise, and sits above the target by more than it).
+   of iterations falls by less than its own noise, and sits above the target by more than it) on a
+   curve past its transient (a ``transient`` one's flat stretch is a plateau, not a floor).
    Otherwise every floor is capped at (1 − FLOOR_MARGIN)× the target (the curve is still falling:
    nothing shows where it stops), and draws that still do not reach the target within the horizon
    are dropped, their share reported as ``unreached_weight``. So p90 is open only for a curve
