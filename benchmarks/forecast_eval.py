@@ -8,7 +8,11 @@ and the plan is trained *as planned* (its warm-up included) to the target on eve
 * covered — p10 ≤ truth ≤ p90 (an open p90 is unbounded above);
 * error — |p50 − truth| / truth;
 * width — p90 / p10;
-* bound held — truth ≥ the plan's measured lower bound (``evidence_seconds``), where it has one.
+* bound held — truth ≥ the plan's measured lower bound (``evidence_seconds``), where it has one;
+* z — how far the truth sits from p50, in units where p10 and p90 sit at ∓1.28 (each side
+  log-normal). Pairs share their scenario's shape error, so coverage counts them as more
+  independent than they are; the median |z| (0.67 for a calibrated forecast) says whether the
+  intervals are too wide or too narrow on the whole.
 
 Long scenarios also run ``ttc train`` on the probes' seed (the study is the same one): its ETA at
 the checkpoints nearest 25%, 50% and 75% of the run's iterations is scored against the run's own
@@ -45,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from predictor import ColdStartSearch, Plan
+from predictor.se_model import Z80
 from predictor.types import json_safe
 from worker.lineage import run_schedule
 from worker.probe import target_value
@@ -70,6 +75,15 @@ def score_run(predicted: dict[str, Any], truth: float | None) -> dict[str, Any]:
         "error": abs(p50 - truth) / truth if p50 is not None else None,
         "bound_held": None if bound is None else truth >= bound,
     }
+
+
+def standard_score(predicted: dict[str, Any], truth: float | None) -> float | None:
+    """The truth's z under the forecast (module docstring); None where a side is open or flat."""
+    p10, p50, p90 = predicted["ttc_p10"], predicted["ttc_p50"], predicted["ttc_p90"]
+    edge = p90 if truth is not None and p50 is not None and truth > p50 else p10
+    if truth is None or p50 is None or edge is None or edge == p50:
+        return None
+    return Z80 * math.log(truth / p50) / abs(math.log(edge / p50))
 
 
 def score_eta(result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -235,6 +249,8 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
         "p90_open": sum(r["predicted"]["ttc_p90"] is None for r in results),
         "p50_missing": sum(r["predicted"]["ttc_p50"] is None for r in results),
         "bounds_held": f"{sum(bounds)}/{len(bounds)}",
+        "median_abs_z": median([abs(z) if (z := standard_score(r["predicted"], s["truth"])) is not None
+                                else None for r in results for s in r["scores"]]),
         "prior": _prior_summary(results),
         "regret": _regrets(results),
         "probe_cost_long": _spread_of([r.get("probe_cost") for r in long]),
