@@ -16,7 +16,9 @@ and the plan is trained *as planned* (its warm-up included) to the target on eve
 
 Long scenarios also run ``ttc train`` on the probes' seed (the study is the same one): its ETA at
 the checkpoints nearest 25%, 50% and 75% of the run's iterations is scored against the run's own
-seconds left (|p50 − truth| / truth, and whether p10–p90 covered it). The probes' cost is given
+seconds left (|p50 − truth| / truth, and whether p10–p90 covered it); its span, (p90 − p10) over the
+run's own seconds, is how far apart the finish times it allows lie, which should narrow as the
+run goes (an open p90 is an infinite span). The probes' cost is given
 for both routes: against the plan's TTC (``probe_cost``: the one-shot route, the run starts over)
 and, for ``ttc train``, its tuning off the run's lineage against the run's own seconds
 (``train.tuning_share``: the run continues the study's lineage).
@@ -108,7 +110,7 @@ def score_eta(result: dict[str, Any]) -> list[dict[str, Any]]:
         p10, p50, p90 = eta_left(entry)
         scored.append({**common, "iteration": entry["iteration"], "truth": truth, "p50": p50,
                        "error": abs(p50 - truth) / truth if truth > 0 else None,
-                       "covered": p10 <= truth <= p90})
+                       "covered": p10 <= truth <= p90, "span": (p90 - p10) / end})
     return scored
 
 
@@ -258,6 +260,8 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
         "eta_median_error": {f"{share:.0%}": median([eta_error(e) for r in results for e in r["eta"]
                                                       if e["share"] == share]) for share in ETA_SHARES},
         "eta_scored": {f"{share:.0%}": _scored(results, share) for share in ETA_SHARES},
+        "eta_median_span": {f"{share:.0%}": median([e.get("span") for r in results for e in r["eta"]
+                                                     if e["share"] == share]) for share in ETA_SHARES},
     }
 
 

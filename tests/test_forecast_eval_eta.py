@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from benchmarks.forecast_eval import eta_error, score_eta
 
 
@@ -20,6 +22,13 @@ def test_each_share_is_scored_with_the_last_eta_at_or_before_it() -> None:
     scored = score_eta(training(first_eta_at=500))
     assert [e["iteration"] for e in scored] == [1000, 2000, 3000]
     assert [e["truth"] for e in scored] == [3.0, 2.0, 1.0]
+
+
+def test_an_etas_span_is_its_interval_over_the_runs_own_seconds() -> None:
+    """The run's own seconds are 4.0 (4.5 less 0.5 of tuning); every ETA allows 1 to 3 s left."""
+    run = training(first_eta_at=500)
+    run["eta"][-2].update(remaining_p10=0.5, remaining_p90=0.7)  # iteration 3000, the 75% point
+    assert [e["span"] for e in score_eta(run)] == [0.5, 0.5, pytest.approx(0.05)]
 
 
 def test_a_share_the_run_passed_while_still_tuning_has_no_eta_and_no_error() -> None:
