@@ -51,7 +51,10 @@ def eta_at(segments: Sequence[ProbeResult], target: float, priors: tuple[Curve, 
     """The ETA entry at the end of the run's lineage ``segments`` (first segment first): the
     iteration, the run's own seconds so far (its tuning is counted apart, in the result's
     ``tuning_cluster_seconds``) and the p10/p50/p90 of the run's seconds left; None when the speed
-    is unknown or the run has reached the target. ``reading``: the pooled model's latest TTC of
+    is unknown, the run has reached the target, or its curve is too short to fit and there is no
+    reading (nothing to read: heldout_digits_cnn's first 50 iterations held five evaluations, and
+    the ETA read never, with a negative time left at p10). No quantile of the time left is below
+    zero: the run has not reached the target. ``reading``: the pooled model's latest TTC of
     the run (the plan's, or a re-plan's), mixed in where it is finite; ``form`` and
     ``transient``: the model-form error per e-fold past the evidence, and whether the curve is in
     its transient (predictor.forecast.Anchor)."""
@@ -66,6 +69,8 @@ def eta_at(segments: Sequence[ProbeResult], target: float, priors: tuple[Curve, 
                         evidence_seconds=run.end_seconds)
     anchor = Anchor(run.curve, end, end, run.end_seconds, speed.value, speed, form=form, transient=transient)
     counted = forecast(point, anchor, target, priors=priors)
+    if not counted.fitted and not math.isfinite(point.ttc_seconds):
+        return None
     quantiles = _quantiles(counted.prediction)
     knots = step_clock(segments) if counted.after_knee else None
     if knots is not None:  # the two readings' geometric mean, quantile by quantile
@@ -75,7 +80,7 @@ def eta_at(segments: Sequence[ProbeResult], target: float, priors: tuple[Curve, 
         stepped = replace(anchor, curve=curve, end=clock, origin=clock)
         steps = forecast(point, stepped, target, priors=priors).prediction
         quantiles = np.sqrt(quantiles * _quantiles(steps))
-    left = [float(value) - run.end_seconds for value in quantiles]
+    left = [max(float(value) - run.end_seconds, 0.0) for value in quantiles]
     return json_safe({"iteration": run.end_iteration, "seconds": run.end_seconds,
                       "remaining_p10": left[0], "remaining_p50": left[1], "remaining_p90": left[2]})
 

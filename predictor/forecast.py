@@ -119,6 +119,7 @@ class Forecast:
     after_knee: bool
     seed_spread: float  # log-sd of iterations-to-target across seeds at the target
     suggested: Suggestion | None = None
+    fitted: bool = True  # False: too little curve to fit, the model's point is all there is
 
     def target(self, value: float) -> dict[str, object]:
         """The plan's ``target`` field (DESIGN.md §7)."""
@@ -365,4 +366,5 @@ def _unfitted(prediction: Prediction, hardware: float) -> Forecast:
     high = max(prediction.ttc_high, mid * floor) if math.isfinite(mid) else prediction.ttc_high
     shares = _shares(SEED_FLOOR, math.log(high / low) / (2 * Z80) if low > 0 and math.isfinite(high) else 0.0,
                      hardware)
-    return Forecast(replace(prediction, ttc_low=low, ttc_high=high, sources=shares), True, SEED_FLOOR)
+    return Forecast(replace(prediction, ttc_low=low, ttc_high=high, sources=shares), True, SEED_FLOOR,
+                    fitted=False)

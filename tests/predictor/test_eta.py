@@ -11,7 +11,7 @@ import pytest
 
 from predictor.eta import eta_at, warmup_eta
 from predictor.step_clock import on_clock, step_clock
-from predictor.types import Config, ProbeResult
+from predictor.types import Config, Prediction, ProbeResult
 
 STEP = 1e-3  # seconds per iteration
 EVERY = 10  # iterations between evaluations
@@ -113,4 +113,20 @@ def test_in_the_warm_up_a_plateau_is_not_read_as_never_reaching_the_target() -> 
     settled = eta_at(chain, 0.5)
     assert settled is not None and settled["remaining_p50"] is None
     low, mid, high = _left(warmup_eta(chain, 0.5))
+    assert 0 < low <= mid <= high < float("inf")
+
+
+def test_a_curve_too_short_to_fit_gives_no_eta_rather_than_never() -> None:
+    """Fewer evaluations than the ensemble fits (heldout_digits_cnn's first 50 iterations held
+    five): with no plan's reading either, nothing reads the run yet, so there is no ETA, not one
+    that says never with a negative time left at p10."""
+    short = [segment(SLOW, 0, 5 * EVERY, lambda k: 2.0 / (1 + k / 100))]
+    assert warmup_eta(short, 0.3) is None
+    assert eta_at(short, 0.3) is None
+    # with the plan's reading there is something to read; the time left is never below zero
+    reading = Prediction(0.2, 0.01, 0.5, STEP, 200.0, 50.0, 0.05)
+    low, mid, high = _left(eta_at(short, 0.3, reading=reading))
+    assert 0 <= low <= mid <= high < float("inf")
+    longer = [*short, segment(SLOW, 5 * EVERY, 5 * EVERY, lambda k: 2.0 / (1 + k / 100))]
+    low, mid, high = _left(warmup_eta(longer, 0.3))
     assert 0 < low <= mid <= high < float("inf")
