@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from predictor import ColdStartSearch, Plan
-from predictor.se_model import Z80
+from predictor.quantile_cdf import normal_score
 from predictor.types import json_safe
 from worker.lineage import run_schedule
 from worker.probe import target_value
@@ -80,12 +80,11 @@ def score_run(predicted: dict[str, Any], truth: float | None) -> dict[str, Any]:
 
 
 def standard_score(predicted: dict[str, Any], truth: float | None) -> float | None:
-    """The truth's z under the forecast (module docstring); None where a side is open or flat."""
-    p10, p50, p90 = predicted["ttc_p10"], predicted["ttc_p50"], predicted["ttc_p90"]
-    edge = p90 if truth is not None and p50 is not None and truth > p50 else p10
-    if truth is None or p50 is None or edge is None or edge == p50:
+    """The truth's z under the forecast, read as the CI gate reads it (predictor.quantile_cdf);
+    None where it never reached or its side of p50 is open or flat."""
+    if truth is None or predicted["ttc_p50"] is None:
         return None
-    return Z80 * math.log(truth / p50) / abs(math.log(edge / p50))
+    return normal_score(truth, predicted["ttc_p10"], predicted["ttc_p50"], predicted["ttc_p90"])
 
 
 def score_eta(result: dict[str, Any]) -> list[dict[str, Any]]:

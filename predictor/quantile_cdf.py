@@ -17,6 +17,19 @@ from scipy.stats import norm
 from predictor.se_model import Z80
 
 
+def normal_score(value: float, p10: float | None, p50: float, p90: float | None) -> float | None:
+    """The normal quantile z of ``value`` on that reading (0 at p50, ∓z₈₀ at p10 and p90); None on
+    a side with no spread (open, or collapsed onto the median)."""
+    low = p10 if p10 is not None and 0 < p10 < p50 else None
+    high = p90 if p90 is not None and math.isfinite(p90) and p90 > p50 else None
+    x, mid = math.log(value), math.log(p50)
+    if x == mid:
+        return 0.0
+    if x < mid:
+        return None if low is None else -Z80 * (mid - x) / (mid - math.log(low))
+    return None if high is None else Z80 * (x - mid) / (math.log(high) - mid)
+
+
 def probability_within(limit: float, p10: float | None, p50: float | None, p90: float | None,
                        lower_bound: float | None = None) -> float:
     """P(TTC ≤ ``limit``) on a fresh seed; ``None`` quantiles are unbounded (p50 None: 0)."""
@@ -24,13 +37,9 @@ def probability_within(limit: float, p10: float | None, p50: float | None, p90: 
         return 0.0
     if p50 is None or not math.isfinite(p50) or limit <= 0:
         return 0.0
-    low = p10 if p10 is not None and 0 < p10 < p50 else None
-    high = p90 if p90 is not None and math.isfinite(p90) and p90 > p50 else None
-    x, mid = math.log(limit), math.log(p50)
-    if x <= mid:
-        if low is None:
-            return 0.5 if x == mid else 0.0
-        return float(norm.cdf(-Z80 * (mid - x) / (mid - math.log(low))))
-    if high is None:
-        return 0.5 if p90 is None else 1.0  # open above, or no spread above the median
-    return float(norm.cdf(Z80 * (x - mid) / (math.log(high) - mid)))
+    z = normal_score(limit, p10, p50, p90)
+    if z is not None:
+        return float(norm.cdf(z))
+    if limit < p50:
+        return 0.0
+    return 0.5 if p90 is None else 1.0  # open above, or no spread above the median
