@@ -29,7 +29,12 @@ forecast is made again with that run's curve as a prior (predictor.forecast) and
 the forecast without it (``with_prior``).
 
     nice python benchmarks/forecast_eval.py --kind short,long [--scenarios a,b] [--truth-seeds 1,2,3]
-        [--jobs 1] [--truth-cache truth_fe.json]
+        [--jobs 1] [--truth-cache truth_fe.json] [--study-seed 10]
+
+A scenario's truths all sit around its one study's centre, so its pairs share that centre's
+error. ``--study-seed`` studies on another probes' seed; merged with the default run, the summary's
+``by_study_seed`` gives each study seed's coverage and median |z|, and the pooled figures count
+each centre drawn afresh.
 
 prints one JSON line per scenario and a summary line, and writes docs/results/forecast_eval.json.
 Scenarios run as separate invocations (one process each, say) are summarised together with
@@ -164,8 +169,10 @@ def with_prior(search: ColdStartSearch, plan: Plan, spec: Spec, seed: int) -> di
 
 
 def evaluate(name: str, kind: str, seeds: list[int], jobs: int, cache: Path | None,
-             prior_seed: int | None = None) -> dict[str, Any]:
+             prior_seed: int | None = None, study_seed: int | None = None) -> dict[str, Any]:
     spec = load_spec(SCENARIOS / kind / f"{name}.yaml")
+    if study_seed is not None:
+        spec = spec.model_copy(update={"seed": study_seed})
     started = time.monotonic()
     training = None
     if kind == "long":  # the same study, then ttc train's run on the probes' seed for its ETA
@@ -261,7 +268,25 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
         "eta_scored": {f"{share:.0%}": _scored(results, share) for share in ETA_SHARES},
         "eta_median_span": {f"{share:.0%}": median([e.get("span") for r in results for e in r["eta"]
                                                      if e["share"] == share]) for share in ETA_SHARES},
+        "by_study_seed": _by_study_seed(results),
     }
+
+
+def _by_study_seed(results: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Coverage and median |z| of each study seed's plans, where the results hold more than one:
+    a scenario's truths share its study's centre, so only other study seeds draw it afresh."""
+    seeds = sorted({r["probe_seed"] for r in results})
+    if len(seeds) < 2:
+        return None
+    table = {}
+    for seed in seeds:
+        rows = [r for r in results if r["probe_seed"] == seed]
+        scores = [s for r in rows for s in r["scores"]]
+        table[str(seed)] = {
+            "pairs": len(scores), "coverage": sum(s["covered"] for s in scores) / len(scores),
+            "median_abs_z": median([abs(z) if (z := standard_score(r["predicted"], s["truth"])) is not None
+                                    else None for r in rows for s in r["scores"]])}
+    return table
 
 
 def eta_error(entry: dict[str, Any]) -> float | None:
@@ -299,6 +324,8 @@ def main() -> None:
     parser.add_argument("--truth-cache", type=Path, help="JSON file keeping truth runs between invocations")
     parser.add_argument("--out", type=Path, default=RESULTS / "forecast_eval.json")
     parser.add_argument("--prior-seed", type=int, help="also forecast with a run on this seed as a prior")
+    parser.add_argument("--study-seed", type=int,
+                        help="the probes' seed (default: the scenario's); never one of the truth seeds")
     parser.add_argument("--merge", help="comma-separated outputs of earlier runs to summarise together")
     args = parser.parse_args()
     if args.merge:
@@ -306,12 +333,15 @@ def main() -> None:
         write(args.out, [r for run in runs for r in run["scenarios"]])
         return
     seeds = [int(s) for s in args.truth_seeds.split(",")]
+    if args.study_seed in seeds:
+        parser.error(f"--study-seed {args.study_seed} is a truth seed: a plan is scored on unseen seeds")
     wanted = set(args.scenarios.split(",")) if args.scenarios else None
     results = []
     for kind in args.kind.split(","):
         for path in sorted((SCENARIOS / kind).glob("*.yaml")):
             if wanted is None or path.stem in wanted:
-                result = evaluate(path.stem, kind, seeds, args.jobs, args.truth_cache, args.prior_seed)
+                result = evaluate(path.stem, kind, seeds, args.jobs, args.truth_cache, args.prior_seed,
+                                  args.study_seed)
                 results.append(result)
                 print(json.dumps(json_safe(result)), flush=True)
     write(args.out, results)
