@@ -266,7 +266,7 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
         "eta_median_error": {f"{share:.0%}": median([eta_error(e) for r in results for e in r["eta"]
                                                       if e["share"] == share]) for share in ETA_SHARES},
         "eta_scored": {f"{share:.0%}": _scored(results, share) for share in ETA_SHARES},
-        "eta_median_span": {f"{share:.0%}": median([e.get("span") for r in results for e in r["eta"]
+        "eta_median_span": {f"{share:.0%}": median([eta_span(e) for r in results for e in r["eta"]
                                                      if e["share"] == share]) for share in ETA_SHARES},
         "by_study_seed": _by_study_seed(results),
     }
@@ -296,6 +296,14 @@ def eta_error(entry: dict[str, Any]) -> float | None:
     if entry["iteration"] is not None and entry.get("p50") is None:
         return math.inf
     return entry["error"]
+
+
+def eta_span(entry: dict[str, Any]) -> float | None:
+    """A scored ETA's span; an open p90's is infinite, also once the JSON has written it ``null``;
+    None where the run had no ETA yet."""
+    if entry["iteration"] is not None and entry.get("span") is None:
+        return math.inf
+    return entry.get("span")
 
 
 def _spread_of(values: list[float | None]) -> dict[str, Any]:

@@ -3,11 +3,13 @@ a later one (benchmarks/forecast_eval.py)."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
 
-from benchmarks.forecast_eval import eta_error, score_eta
+from benchmarks.forecast_eval import eta_error, eta_span, score_eta
+from predictor.types import json_safe
 
 
 def training(first_eta_at: int) -> dict[str, object]:
@@ -45,3 +47,13 @@ def test_an_eta_that_read_the_target_never_reached_is_infinitely_off() -> None:
     run["eta"][1]["remaining_p50"] = run["eta"][1]["remaining_p90"] = None  # iteration 1000: the 25% point
     scored = score_eta(run)
     assert [eta_error(e) for e in scored] == [math.inf, 0.0, 1.0]
+
+
+def test_an_open_p90s_span_stays_infinite_once_written_to_json() -> None:
+    """A merge reads the rows back from JSON, where the infinite span was written ``null``: it still
+    counts as infinitely wide, not as missing."""
+    run = training(first_eta_at=500)
+    run["eta"][1]["remaining_p90"] = None  # iteration 1000: the 25% point, open above
+    scored = json.loads(json.dumps(json_safe(score_eta(run))))
+    assert scored[0]["span"] is None
+    assert [eta_span(e) for e in scored] == [math.inf, 0.5, 0.5]
