@@ -257,8 +257,7 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
         "p90_open": sum(r["predicted"]["ttc_p90"] is None for r in results),
         "p50_missing": sum(r["predicted"]["ttc_p50"] is None for r in results),
         "bounds_held": f"{sum(bounds)}/{len(bounds)}",
-        "median_abs_z": median([abs(z) if (z := standard_score(r["predicted"], s["truth"])) is not None
-                                else None for r in results for s in r["scores"]]),
+        "median_abs_z": _median_abs_z(results),
         "prior": _prior_summary(results),
         "regret": _regrets(results),
         "probe_cost_long": _spread_of([r.get("probe_cost") for r in long]),
@@ -282,11 +281,15 @@ def _by_study_seed(results: list[dict[str, Any]]) -> dict[str, Any] | None:
     for seed in seeds:
         rows = [r for r in results if r["probe_seed"] == seed]
         scores = [s for r in rows for s in r["scores"]]
-        table[str(seed)] = {
-            "pairs": len(scores), "coverage": sum(s["covered"] for s in scores) / len(scores),
-            "median_abs_z": median([abs(z) if (z := standard_score(r["predicted"], s["truth"])) is not None
-                                    else None for r in rows for s in r["scores"]])}
+        table[str(seed)] = {"pairs": len(scores), "coverage": sum(s["covered"] for s in scores) / len(scores),
+                            "median_abs_z": _median_abs_z(rows)}
     return table
+
+
+def _median_abs_z(rows: list[dict[str, Any]]) -> float | None:
+    """The median |z| of the rows' truths under their forecasts (0.67 for a calibrated forecast)."""
+    return median([abs(z) if (z := standard_score(r["predicted"], s["truth"])) is not None else None
+                   for r in rows for s in r["scores"]])
 
 
 def eta_error(entry: dict[str, Any]) -> float | None:

@@ -246,9 +246,10 @@ class TtcModel:
         clock: faster than ``fastest_rate`` allows. Only a cooling move sheds noise; a hotter one
         read fast is taken at its word (on ``plateau`` ``ttc train``'s doubled rate at its first
         re-plan reads faster than the s ≤ 1 carry and finishes 23% sooner). The top of the reading,
-        not its bottom: on heldout_classification studied on seed 11, asynchronous groups at a
-        third of the rate without momentum (60× cooler) read 1.3-47× beside a bound of 3.6×, were
-        taken at their word and planned at 0.046 s, and did not reach the target on two seeds."""
+        not its bottom: on heldout_classification studied on seed 11 (with the clock of ``_clock``),
+        asynchronous groups at a third of the rate without momentum (60× cooler) read 1.3-47×
+        beside a bound of 3.6×, were taken at their word and planned at 0.046 s, and did not reach
+        the target on two truth seeds."""
         assert self.fork is not None
         cooler = noise_temperature(config) < noise_temperature(self.fork.config)
         return cooler and rate_high > self.fastest_rate(config)
