@@ -235,7 +235,7 @@ def _prior_summary(results: list[dict[str, Any]]) -> dict[str, Any] | None:
 def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Coverage, median error and median width of forecasts (each with its ``scores`` and ``width``)."""
     scores = [s for r in rows for s in r["scores"]]
-    return {"coverage": sum(s["covered"] for s in scores) / len(scores) if scores else None,
+    return {"coverage": coverage(scores),
             "median_error": median([s["error"] for s in scores]),
             "median_width": median([r["width"] for r in rows])}
 
@@ -250,7 +250,7 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
     bounds = [s["bound_held"] for s in scores if s["bound_held"] is not None]
     return {
         "pairs": len(scores),
-        "coverage": sum(s["covered"] for s in scores) / len(scores) if scores else None,
+        "coverage": coverage(scores),
         "median_error": statistics.median(errors) if errors else None,
         "median_error_long_after_knee": statistics.median(knee) if knee else None,
         "median_width": statistics.median(widths) if widths else None,
@@ -281,9 +281,14 @@ def _by_study_seed(results: list[dict[str, Any]]) -> dict[str, Any] | None:
     for seed in seeds:
         rows = [r for r in results if r["probe_seed"] == seed]
         scores = [s for r in rows for s in r["scores"]]
-        table[str(seed)] = {"pairs": len(scores), "coverage": sum(s["covered"] for s in scores) / len(scores),
+        table[str(seed)] = {"pairs": len(scores), "coverage": coverage(scores),
                             "median_abs_z": _median_abs_z(rows)}
     return table
+
+
+def coverage(scores: list[dict[str, Any]]) -> float | None:
+    """The share of scored truths inside their forecast's p10-p90 (None: nothing scored)."""
+    return sum(s["covered"] for s in scores) / len(scores) if scores else None
 
 
 def _median_abs_z(rows: list[dict[str, Any]]) -> float | None:
