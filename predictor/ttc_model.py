@@ -283,7 +283,7 @@ class TtcModel:
         rate read 12-79× as a faster clock rather than shed noise, it was planned at 0.065 s and
         needed 2.1-2.9 s or never reached."""
         rate = self._continuation_rate
-        return max(1.0, rate.rate_high) if rate is not None and rate.rate_low > 1.0 else 1.0
+        return rate.rate_high if rate is not None and rate.rate_low > 1.0 else 1.0
 
     def _control_offset(self) -> float:
         """Reference iterations by which the warm-up's continuation, whose pace is 1 by construction,
