@@ -100,7 +100,7 @@ def _train_locally(spec: Spec, settings: Settings, max_iterations: int, as_json:
 
     def on_segment(result: ProbeResult, role: str, planner: TrainingPlanner) -> None:
         if not as_json:
-            eta = planner.eta[-1] if role != "fork" and planner.eta else None
+            eta = current_eta(planner.eta, result.end_iteration) if role != "fork" else None
             _print_segment("fork " if role == "fork" else "run  ", result, result.iterations, eta)
 
     def on_study(progress: Progress) -> None:
@@ -147,7 +147,8 @@ def _train_on_server(
             err.print(f"study {data['study_id']} · training on {server}", highlight=False)
         elif kind == "progress" and data.get("result"):
             result = data["result"]
-            eta = f" · {eta_text(result['eta'][-1])}" if result.get("eta") else ""
+            entry = current_eta(result.get("eta") or [], result["iterations"])
+            eta = f" · {eta_text(entry)}" if entry is not None else ""
             err.print(f"  {data['segments']} segments · {result['iterations']} it · loss "
                       f"{result['final_loss']}{eta}", highlight=False)
 
@@ -168,6 +169,13 @@ def _print_segment(what: str, result: ProbeResult, iterations: int, eta: dict[st
     err.print(f"  {what} {escape(result.probe_key)}: {iterations} it → loss {result.final_loss:.4g}"
               + (f" · {eta_text(eta)}" if eta is not None else "")
               + (f" [red]{escape(result.error)}[/]" if result.error else ""), highlight=False)
+
+
+def current_eta(etas: list[dict[str, Any]], iteration: int) -> dict[str, Any] | None:
+    """The ETA read at ``iteration``, the run's end now, if one was: the segment that reached the
+    target has none (nothing is left), and an earlier checkpoint's ETA printed beside it would read
+    as time still to go."""
+    return etas[-1] if etas and etas[-1]["iteration"] == iteration else None
 
 
 def eta_text(entry: dict[str, Any]) -> str:

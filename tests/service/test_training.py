@@ -69,6 +69,8 @@ def test_cli_train_reaches_the_target_and_its_phases_make_up_the_run(
     assert again.exit_code == 0, again.output
     lines = again.output.splitlines()
     assert any(line.strip().startswith("warm-up ") and " ETA " in line for line in lines), again.output
+    runs = [line for line in lines if line.strip().startswith("run ")]  # the last reached: no time left
+    assert runs and " ETA " in runs[0] and " ETA " not in runs[-1], again.output
 
 
 def test_cli_train_exits_3_when_the_run_stops_short(
