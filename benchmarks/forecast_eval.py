@@ -63,6 +63,7 @@ from worker.probe import target_value
 from worker.spec import Spec, load_spec
 
 sys.path.insert(0, str(Path(__file__).parent))
+from best_found import regret_found  # noqa: E402
 from predictor_eval import RESULTS, RUN_MAX_ITERATIONS, SCENARIOS, Truth, held_out, run_ttc  # noqa: E402
 from train_eval import train  # noqa: E402
 
@@ -144,11 +145,16 @@ def train_cost(result: dict[str, Any]) -> dict[str, Any]:
             "switches": len(result["phases"]) - 1}
 
 
-def regret(name: str, scores: list[dict[str, Any]], best_known: Path) -> dict[str, Any] | None:
-    """The plan's mean TTC over predictor_eval's truth seeds against the best TTC its grid knew."""
+def grid(name: str, best_known: Path) -> dict[str, Any] | None:
+    """The scenario's predictor_eval entry (its grid's ``best_known_ttc`` over its ``truth_seeds``)."""
     if not best_known.exists():
         return None
-    known = {r["scenario"]: r for r in json.loads(best_known.read_text())["scenarios"]}.get(name)
+    return {r["scenario"]: r for r in json.loads(best_known.read_text())["scenarios"]}.get(name)
+
+
+def regret(name: str, scores: list[dict[str, Any]], best_known: Path) -> dict[str, Any] | None:
+    """The plan's mean TTC over predictor_eval's truth seeds against the best TTC its grid knew."""
+    known = grid(name, best_known)
     if known is None:
         return None
     truths = [s["truth"] for s in scores if s["seed"] in known["truth_seeds"]]
@@ -208,7 +214,7 @@ def evaluate(name: str, kind: str, seeds: list[int], jobs: int, cache: Path | No
         "train": train_cost(training) if training else None,
         "eta": score_eta(training) if training else [],
         "with_prior": prior,
-        "regret": regret(name, scores, RESULTS / f"predictor_eval_{kind}.json"),
+        "regret": regret(name, scores, _grid_file(kind)),
         "study_wall_seconds": study_seconds, "wall_seconds": time.monotonic() - started,
     }
 
@@ -217,6 +223,10 @@ def _regrets(results: list[dict[str, Any]]) -> dict[str, Any]:
     """Median and worst regret over the long scenarios whose truth runs all reached."""
     spread = _spread_of([r["regret"]["regret"] for r in results if r["kind"] == "long" and r.get("regret")])
     return {"long_median": spread["median"], "long_worst": spread["worst"], "scenarios": spread["scenarios"]}
+
+
+def _grid_file(kind: str) -> Path:
+    return RESULTS / f"predictor_eval_{kind}.json"
 
 
 def _width(predicted: dict[str, Any]) -> float | None:
@@ -260,6 +270,8 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
         "median_abs_z": _median_abs_z(results),
         "prior": _prior_summary(results),
         "regret": _regrets(results),
+        "regret_found": regret_found(results, {r["scenario"]: grid(r["scenario"], _grid_file(r["kind"]))
+                                               for r in results}),
         "probe_cost_long": _spread_of([r.get("probe_cost") for r in long]),
         "train_tuning_share_long": _spread_of([(r.get("train") or {}).get("tuning_share") for r in long]),
         "eta_median_error": {f"{share:.0%}": median([eta_error(e) for r in results for e in r["eta"]
@@ -367,7 +379,7 @@ def write(out: Path, results: list[dict[str, Any]]) -> None:
     """Print the summary line and write the summary with every scenario's figures to ``out``."""
     for r in results:  # runs from before regret was scored, or before their scenario's grid was
         if r.get("regret") is None:
-            r["regret"] = regret(r["scenario"], r["scores"], RESULTS / f"predictor_eval_{r['kind']}.json")
+            r["regret"] = regret(r["scenario"], r["scores"], _grid_file(r["kind"]))
     summary = summarise(results)
     print(json.dumps({"summary": json_safe(summary)}), flush=True)
     out.write_text(json.dumps(json_safe({"summary": summary, "scenarios": results}), indent=1) + "\n")
