@@ -42,7 +42,8 @@ def regret_found(results: list[dict[str, Any]], grids: Mapping[str, dict[str, An
     worst = max(regrets, default=None)
     return {"median": statistics.median(v for v, _ in regrets) if regrets else None,
             "worst": worst[0] if worst else None, "worst_plan": worst[1] if worst else None,
-            "plans": len(regrets), "unreached": unreached}
+            "plans": len(regrets), "unreached": unreached,
+            "by_plan": {plan: value for value, plan in regrets}}
 
 
 def _mean_truth(row: dict[str, Any], seeds: set[int]) -> float | None:

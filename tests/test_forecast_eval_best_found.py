@@ -20,6 +20,7 @@ def test_a_plan_is_measured_against_another_study_seeds_plan_where_there_is_no_g
     found = regret_found(rows, {"cnn": None})
     assert found["worst"] == pytest.approx(0.11 / 0.055)
     assert found["worst_plan"] == "cnn on study seed 13" and found["plans"] == 2
+    assert found["by_plan"]["cnn on study seed 0"] == 1.0
     assert found["median"] == pytest.approx((1.0 + 0.11 / 0.055) / 2)
 
 
