@@ -229,6 +229,12 @@ def _grid_file(kind: str) -> Path:
     return RESULTS / f"predictor_eval_{kind}.json"
 
 
+def _grids(results: list[dict[str, Any]]) -> dict[str, dict[str, Any] | None]:
+    """Each scenario's grid entry, read once."""
+    scenarios = {(r["scenario"], r["kind"]) for r in results}
+    return {name: grid(name, _grid_file(kind)) for name, kind in scenarios}
+
+
 def _width(predicted: dict[str, Any]) -> float | None:
     p10, p90 = predicted["ttc_p10"], predicted["ttc_p90"]
     return p90 / p10 if p90 is not None and p10 else None
@@ -270,8 +276,7 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
         "median_abs_z": _median_abs_z(results),
         "prior": _prior_summary(results),
         "regret": _regrets(results),
-        "regret_found": regret_found(results, {r["scenario"]: grid(r["scenario"], _grid_file(r["kind"]))
-                                               for r in results}),
+        "regret_found": regret_found(results, _grids(results)),
         "probe_cost_long": _spread_of([r.get("probe_cost") for r in long]),
         "train_tuning_share_long": _spread_of([(r.get("train") or {}).get("tuning_share") for r in long]),
         "eta_median_error": {f"{share:.0%}": median([eta_error(e) for r in results for e in r["eta"]
