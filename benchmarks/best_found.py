@@ -27,12 +27,11 @@ def regret_found(results: list[dict[str, Any]], grids: Mapping[str, dict[str, An
         rows = [r for r in long if r["scenario"] == name]
         grid = grids.get(name)
         seeds = set.intersection(*({s["seed"] for s in r["scores"]} for r in rows))
-        if grid is not None and set(grid["truth_seeds"]) <= seeds:
+        on_grid = grid is not None and set(grid["truth_seeds"]) <= seeds  # else its seeds are not ours
+        if on_grid:
             seeds = set(grid["truth_seeds"])
-        else:
-            grid = None
         means = [_mean_truth(r, seeds) for r in rows]
-        known = [m for m in means if m is not None] + ([grid["best_known_ttc"]] if grid else [])
+        known = [m for m in means if m is not None] + ([grid["best_known_ttc"]] if on_grid else [])
         unreached += sum(m is None for m in means)
         if not known:
             continue
