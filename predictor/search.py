@@ -394,7 +394,7 @@ class ColdStartSearch:
                          must_descend: bool) -> Generator[list[ProbeRequest], None, bool]:
         """``config``'s lineage from scratch (the sweep's own probe, when it is the sweep's config),
         continued, doubling, until it settles, reaches the target or the budget ends. False when it
-        ``must_descend`` and stopped: a doubling that lost ground beyond its noise, or diverged."""
+        ``must_descend`` and stopped: two doublings that lost ground beyond its noise, or diverged."""
         length = self.budget.probe_max_iterations
         key = config.key()
         if not self.study.lineages.chain_of(None, key):
