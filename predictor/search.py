@@ -25,9 +25,10 @@ A plan is for a run hundreds of probes long, and the study's whole cost is held 
      extrapolation holds by the plan confidence's drift and hindcast tests; its end is
      the fork point and its curve the reference (predictor.reference_curve). One device: a
      transient is moved by updates, and one device's update never communicates and occupies the
-     least of the cluster. Where one device stops descending (a doubling loses ground beyond
-     its noise, or diverges: its small batch is unstable at the rate), the recipe on its node warms
-     up instead. The first forks, what every plan is measured against: the baseline proper (``sync``
+     least of the cluster. Where one device stops descending (two doublings in a row lose ground
+     beyond its noise, or it diverges: its small batch is unstable at the rate; one rise is a bump
+     of the transient), the recipe on its node warms up instead. The first forks, what every
+     plan is measured against: the baseline proper (``sync``
      on all devices at the warm-up's rate), the recipe on its node, the warm-up continued (and at
      the largest batch), and the recipe's first asynchronous step (g = 2, predictor.async_step).
      An allocation no probe has run is *timed* first (an eighth of a probe): the HE model's speed
