@@ -141,8 +141,8 @@ def went_backwards(chain: list[ProbeResult]) -> bool:
     recover, and no knob is dropped in the transient (issue 34 item 8, applied to devices as to
     rates). On heldout_digits_cnn's study seed 13 a one-device lineage read 0.059, then 0.081 after
     100 iterations more, and was given up for four devices that needed about 40% more iterations.
-    An unstable device does not recover: digits-mlp at lr 0.1 on one device read 0.34, 0.30, 0.60
-    and diverged on the next doubling."""
+    An unstable device diverges or stays high: digits-mlp at lr 0.1 on one device (fast_network,
+    seed 0) read 0.34, 0.30, 0.60, 0.13, then diverged, and its node warmed up instead."""
     if len(chain) < 3:
         return False
     before = chain[:-2]
