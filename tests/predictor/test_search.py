@@ -518,7 +518,7 @@ def test_a_one_device_warm_up_that_stops_descending_hands_over_to_the_recipe_on_
     device = recipe.replace(devices_per_node=1).key()
     one_device = [r for r in search.study.probes if r.probe_key in search.study.evidence_of(device)
                   and r.start_iteration < fork.iteration]
-    assert len(one_device) == 2, "from scratch, then one doubling that ended higher than it began"
+    assert len(one_device) == 3, "from scratch, then two doublings that ended higher than it began"
     assert search.study.warmup_config == recipe
     assert fork.key == search.study.lineages.chain_of(None, recipe.key())[-1].probe_key
     plan = search.plan("s")
