@@ -28,9 +28,9 @@ A plan is for a run hundreds of probes long, and the study's whole cost is held 
      least of the cluster. Where one device stops descending (two doublings in a row lose ground
      beyond its noise, or it diverges: its small batch is unstable at the rate; one rise is a bump
      of the transient), the recipe on its node warms up instead. The first forks, what every
-     plan is measured against: the baseline proper (``sync``
-     on all devices at the warm-up's rate), the recipe on its node, the warm-up continued (and at
-     the largest batch), and the recipe's first asynchronous step (g = 2, predictor.async_step).
+     plan is measured against: the baseline proper (``sync`` on all devices at the warm-up's
+     rate), the recipe on its node, the warm-up continued (and at the largest batch), and the
+     recipe's first asynchronous step (g = 2, predictor.async_step).
      An allocation no probe has run is *timed* first (an eighth of a probe): the HE model's speed
      for a pattern it never measured rests on links fitted from others, and a full-cluster probe
      on a slow network costs more than the rest of the study. Its learning is probed (the timing
