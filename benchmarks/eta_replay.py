@@ -20,6 +20,12 @@ run before reads them back (service.db.priors).
 With a prior or without, the warm-up's segments are read as checkpoints (``summary.warmup``; the
 run's own checkpoints are ``summary.after_study``).
 
+With ``--config-alone CACHE`` each run's warm-up config is also run alone from scratch to the target on the
+run's seed (predictor_eval's truth runs, cached in CACHE), and the warm-up's checkpoints are scored
+against it too (``summary.warmup.against_config_alone``): the warm-up's ETA forecasts its own config
+continued, and ``ttc train`` then switches, so this tells the error of the extrapolation from the
+error the switches add.
+
 Prints one line per checkpoint and a summary (JSON): the median |p50 − truth| / truth over every
 checkpoint and at 25/50/75% of the run (the last checkpoint at or before it, as forecast_eval),
 the p10–p90 coverage and the median p90/p10 of the time left. ``parts``: the same median error of
@@ -46,7 +52,7 @@ from worker.spec import load_spec
 
 sys.path.insert(0, str(Path(__file__).parent))
 from forecast_eval import ETA_SHARES, eta_left  # noqa: E402
-from predictor_eval import RUN_MAX_ITERATIONS, SCENARIOS, held_out, run_ttc  # noqa: E402
+from predictor_eval import RUN_MAX_ITERATIONS, SCENARIOS, Truth, held_out, run_ttc  # noqa: E402
 from train_eval import run_to_target  # noqa: E402
 
 PUBLIC = ("digits_mlp", "regression", "plateau")
@@ -111,9 +117,23 @@ def checkpoints(run: dict[str, Any]) -> list[dict[str, Any]]:
     return early + recorded
 
 
-def replay(run: dict[str, Any], priors: tuple[Curve, ...] = ()) -> list[dict[str, Any]]:
+def config_alone(run: dict[str, Any], cache: Path) -> float | None:
+    """The seconds the run's warm-up config takes alone, from scratch to the target on the run's seed
+    (None: it never reached): what the warm-up's ETA forecasts, before ``ttc train``'s switches."""
+    warmup = ProbeResult.from_dict(run["segments"][run["lineage"][0]]).config
+    truth = Truth(load_spec(SCENARIOS / "long" / f"{run['scenario']}.yaml"), [run["seed"]], 1, cache)
+    try:
+        truth.ttc([(warmup, None)])
+        return truth.runs_of(warmup, None)[0]["reached_seconds"]
+    finally:
+        truth.close()
+
+
+def replay(run: dict[str, Any], priors: tuple[Curve, ...] = (),
+           alone_seconds: float | None = None) -> list[dict[str, Any]]:
     """The ETA at each warm-up segment and recorded checkpoint, as predictor.eta now computes it,
-    against the truth; ``priors``: finished runs of the same job."""
+    against the truth; ``priors``: finished runs of the same job; ``alone_seconds``: the seconds the
+    warm-up's config takes alone (``config_alone``), the warm-up's checkpoints' second truth."""
     segments = {key: ProbeResult.from_dict(data) for key, data in run["segments"].items()}
     rows = []
     for checkpoint in checkpoints(run):
@@ -128,13 +148,16 @@ def replay(run: dict[str, Any], priors: tuple[Curve, ...] = ()) -> list[dict[str
         p10, p50, p90 = eta_left(entry)
         alone = entry if reading is None else eta_at(lineage, run["target"], priors)
         read = reading.ttc_seconds - view.end_seconds if reading is not None else math.nan
+        left_alone = (alone_seconds - view.end_seconds
+                      if alone_seconds is not None and checkpoint.get("warmup") else None)
         rows.append({"scenario": run["scenario"], "seed": run["seed"], "iteration": view.end_iteration,
                      "warmup": checkpoint.get("warmup", False),
                      "share": view.end_iteration / run["iterations"], "truth": truth, "p50": p50,
                      "error": relative_error(p50, truth), "covered": p10 <= truth <= p90,
                      "width": p90 / p10 if p10 > 0 else math.inf,
                      "ensemble_error": relative_error(eta_left(alone)[1], truth),
-                     "reading_error": relative_error(read, truth) if math.isfinite(read) else None})
+                     "reading_error": relative_error(read, truth) if math.isfinite(read) else None,
+                     "truth_config_alone": left_alone})
     return rows
 
 
@@ -164,13 +187,25 @@ def scores(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "median_width": statistics.median(r["width"] for r in rows)}
 
 
+def against_alone(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The median error and bias (median ln(p50 / truth)) of the rows' p50 against the time their
+    warm-up config alone had left, where it was run (None: it was not)."""
+    scored = [(r["p50"], r["truth_config_alone"]) for r in rows if (r.get("truth_config_alone") or 0) > 0]
+    if not scored:
+        return None
+    return {"checkpoints": len(scored),
+            "median_error": statistics.median(relative_error(p50, truth) for p50, truth in scored),
+            "bias": statistics.median(math.log(p50 / truth) for p50, truth in scored if p50 > 0)}
+
+
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Over every checkpoint, then apart: the warm-up's and the run's own (both ``ttc train`` prints)."""
     if not rows:
         return {"checkpoints": 0}
     read = [r["reading_error"] for r in rows if r["reading_error"] is not None]
     return {**scores(rows),
-            "warmup": scores([r for r in rows if r["warmup"]]),
+            "warmup": {**scores(warmup := [r for r in rows if r["warmup"]]),
+                       "against_config_alone": against_alone(warmup)},
             "after_study": scores([r for r in rows if not r["warmup"]]),
             "parts": {"ensemble_alone": statistics.median(r["ensemble_error"] for r in rows),
                       "reading_alone": statistics.median(read) if read else None}}
@@ -182,6 +217,9 @@ def main() -> None:
     parser.add_argument("--seeds", default="4,5", help="calibration seeds (not 0: the probes'; not 1-3)")
     parser.add_argument("--runs", type=Path, help="cache of the recorded runs (JSON), read and extended")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--config-alone", type=Path,
+                        help="also run each warm-up's config alone to the target (truth runs cached in "
+                             "this JSON) and score the warm-up's checkpoints against it")
     parser.add_argument("--prior", action="store_true",
                         help="each run's ETA also reads the other seeds' runs of its scenario as finished "
                              "runs of the same job (issue 34 item 4)")
@@ -203,7 +241,9 @@ def main() -> None:
     for name in names:
         for seed in seeds:
             others = [cached[f"{name}|{s}"] for s in seeds if s != seed] if args.prior else []
-            for row in replay(cached[f"{name}|{seed}"], tuple(prior_curve(run) for run in others)):
+            run = cached[f"{name}|{seed}"]
+            alone = config_alone(run, args.config_alone) if args.config_alone is not None else None
+            for row in replay(run, tuple(prior_curve(other) for other in others), alone):
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     result = {"scenarios": names, "seeds": seeds, "summary": summary(rows), "checkpoints": rows}

@@ -39,3 +39,19 @@ def test_the_warm_up_s_checkpoints_are_scored_apart_from_the_run_s() -> None:
     assert scored["warmup"]["checkpoints"] == 1 and scored["warmup"]["coverage"] == 0.0
     assert scored["after_study"]["median_error"] == 0.2 and scored["after_study"]["coverage"] == 1.0
     assert scored["median_error"] == (0.6 + 0.2) / 2 and scored["at"]["25%"]["runs"] == "1/1"
+
+
+def test_the_warm_up_is_also_scored_against_its_config_run_alone_where_that_was_run() -> None:
+    """The warm-up's ETA forecasts its own config continued; ``ttc train`` then switches. A second
+    truth, the config run alone, tells the extrapolation's error from what the switches add."""
+    rows = [{**checkpoint(4, 0.1, 0.5, warmup=True), "covered": True, "width": 8.0, "ensemble_error": 0.5,
+             "reading_error": None, "p50": 2.0, "truth_config_alone": 4.0},
+            {**checkpoint(4, 0.3, 0.1, warmup=True), "covered": True, "width": 8.0, "ensemble_error": 0.1,
+             "reading_error": None, "p50": 3.0, "truth_config_alone": 1.5},
+            {**checkpoint(4, 0.6, 0.2), "covered": True, "width": 2.0, "ensemble_error": 0.2,
+             "reading_error": 0.3, "p50": 1.0, "truth_config_alone": None}]
+    alone = summary(rows)["warmup"]["against_config_alone"]
+    assert alone["checkpoints"] == 2
+    assert alone["median_error"] == (0.5 + 1.0) / 2  # |2 − 4| / 4 and |3 − 1.5| / 1.5
+    assert abs(alone["bias"]) < 1e-12  # ln(0.5) and ln(2): one early, one late
+    assert summary(rows[2:])["warmup"] == {"checkpoints": 0, "against_config_alone": None}
