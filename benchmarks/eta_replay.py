@@ -20,11 +20,11 @@ run before reads them back (service.db.priors).
 With a prior or without, the warm-up's segments are read as checkpoints (``summary.warmup``; the
 run's own checkpoints are ``summary.after_study``).
 
-With ``--config-alone CACHE`` each run's warm-up config is also run alone from scratch to the target on the
-run's seed (predictor_eval's truth runs, cached in CACHE), and the warm-up's checkpoints are scored
-against it too (``summary.warmup.against_config_alone``): the warm-up's ETA forecasts its own config
-continued, and ``ttc train`` then switches, so this tells the error of the extrapolation from the
-error the switches add.
+With ``--config-alone CACHE`` each run's warm-up config is also run alone from scratch to the
+target on the run's seed (predictor_eval's truth runs, cached in CACHE), and the warm-up's
+checkpoints are scored against it too (``summary.warmup.against_config_alone``): the warm-up's
+ETA forecasts its own config continued, and ``ttc train`` then switches, so this tells the error
+of the extrapolation from the error the switches add.
 
 Prints one line per checkpoint and a summary (JSON): the median |p50 − truth| / truth over every
 checkpoint and at 25/50/75% of the run (the last checkpoint at or before it, as forecast_eval),
@@ -193,9 +193,10 @@ def against_alone(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     scored = [(r["p50"], r["truth_config_alone"]) for r in rows if (r.get("truth_config_alone") or 0) > 0]
     if not scored:
         return None
+    logs = [math.log(p50 / truth) for p50, truth in scored if p50 > 0]
     return {"checkpoints": len(scored),
             "median_error": statistics.median(relative_error(p50, truth) for p50, truth in scored),
-            "bias": statistics.median(math.log(p50 / truth) for p50, truth in scored if p50 > 0)}
+            "bias": statistics.median(logs) if logs else None}
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -242,8 +243,8 @@ def main() -> None:
         for seed in seeds:
             others = [cached[f"{name}|{s}"] for s in seeds if s != seed] if args.prior else []
             run = cached[f"{name}|{seed}"]
-            alone = config_alone(run, args.config_alone) if args.config_alone is not None else None
-            for row in replay(run, tuple(prior_curve(other) for other in others), alone):
+            alone_seconds = config_alone(run, args.config_alone) if args.config_alone is not None else None
+            for row in replay(run, tuple(prior_curve(other) for other in others), alone_seconds):
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     result = {"scenarios": names, "seeds": seeds, "summary": summary(rows), "checkpoints": rows}
