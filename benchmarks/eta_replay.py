@@ -146,7 +146,7 @@ def replay(run: dict[str, Any], priors: tuple[Curve, ...] = (),
         if entry is None or truth <= 0:
             continue
         p10, p50, p90 = eta_left(entry)
-        alone = entry if reading is None else eta_at(lineage, run["target"], priors)
+        ensemble = entry if reading is None else eta_at(lineage, run["target"], priors)
         read = reading.ttc_seconds - view.end_seconds if reading is not None else math.nan
         left_alone = (alone_seconds - view.end_seconds
                       if alone_seconds is not None and checkpoint.get("warmup") else None)
@@ -155,7 +155,7 @@ def replay(run: dict[str, Any], priors: tuple[Curve, ...] = (),
                      "share": view.end_iteration / run["iterations"], "truth": truth, "p50": p50,
                      "error": relative_error(p50, truth), "covered": p10 <= truth <= p90,
                      "width": p90 / p10 if p10 > 0 else math.inf,
-                     "ensemble_error": relative_error(eta_left(alone)[1], truth),
+                     "ensemble_error": relative_error(eta_left(ensemble)[1], truth),
                      "reading_error": relative_error(read, truth) if math.isfinite(read) else None,
                      "truth_config_alone": left_alone})
     return rows
@@ -187,7 +187,7 @@ def scores(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "median_width": statistics.median(r["width"] for r in rows)}
 
 
-def against_alone(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+def against_config_alone(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The median error and bias (median ln(p50 / truth)) of the rows' p50 against the time their
     warm-up config alone had left, where it was run (None: it was not)."""
     scored = [(r["p50"], r["truth_config_alone"]) for r in rows if (r.get("truth_config_alone") or 0) > 0]
@@ -206,7 +206,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     read = [r["reading_error"] for r in rows if r["reading_error"] is not None]
     return {**scores(rows),
             "warmup": {**scores(warmup := [r for r in rows if r["warmup"]]),
-                       "against_config_alone": against_alone(warmup)},
+                       "against_config_alone": against_config_alone(warmup)},
             "after_study": scores([r for r in rows if not r["warmup"]]),
             "parts": {"ensemble_alone": statistics.median(r["ensemble_error"] for r in rows),
                       "reading_alone": statistics.median(read) if read else None}}
