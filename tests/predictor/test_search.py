@@ -25,6 +25,7 @@ from predictor.regime import Regime, RegimeReading
 from predictor.search import WARMUP_MIN_PROBES, ColdStartSearch, adjacent
 from predictor.timing_round import timing_length
 from predictor.types import Budget, Config, Plan, Prediction, ProbeRequest, ProbeResult, SearchSpace
+from tests.predictor.logic_only import logic_only
 
 HARDWARE = HeParams(alpha_c=1e-3, beta_c=2e-5, theta_intra=1e-4, lat_intra=1e-6, theta_inter=2e-3,
                     lat_inter=2e-5, gamma=2.0, read=1e-9, daso_skip=4.0, balance=1.0)
@@ -91,15 +92,10 @@ class SyntheticCluster:
             start_seconds=start.seconds)
 
 
-def _few_bootstrap_samples(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("predictor.se_model.BOOTSTRAP_SAMPLES", 8)
-    monkeypatch.setattr("predictor.reference_curve.BOOTSTRAP_SAMPLES", 8)
-
-
 @pytest.fixture(autouse=True)
-def few_bootstrap_samples(monkeypatch: pytest.MonkeyPatch) -> None:
-    """These tests check the search's logic, not interval quality: a small bootstrap keeps them fast."""
-    _few_bootstrap_samples(monkeypatch)
+def cheap_statistics(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests check the search's logic, not interval quality (tests.predictor.logic_only)."""
+    logic_only(monkeypatch)
 
 
 def run_search(budget: Budget, target: float = 0.03) -> ColdStartSearch:
@@ -119,7 +115,7 @@ def long_search() -> ColdStartSearch:
     """The long job's finished search (``LONG``), built once for the tests that only read it: each
     build is most of such a test's time."""
     with pytest.MonkeyPatch.context() as monkeypatch:
-        _few_bootstrap_samples(monkeypatch)
+        logic_only(monkeypatch)
         return run_search(LONG)
 
 

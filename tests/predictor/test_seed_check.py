@@ -16,7 +16,14 @@ from predictor.planning import plan_of
 from predictor.search import SEED_CHECK_OFFSET, ColdStartSearch
 from predictor.study import Study
 from predictor.types import Budget, Config, ProbeRequest, ProbeResult, config_key_of
+from tests.predictor.logic_only import logic_only
 from tests.predictor.test_search import LONG, SPACE, SyntheticCluster, run_search
+
+
+@pytest.fixture(autouse=True)
+def cheap_statistics(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests check which configs a second seed lets through (tests.predictor.logic_only)."""
+    logic_only(monkeypatch)
 
 
 class SeedSensitiveCluster(SyntheticCluster):

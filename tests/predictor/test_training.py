@@ -22,15 +22,15 @@ from predictor.training import (
     same_segment,
 )
 from predictor.types import Budget, Prediction, ProbeRequest, ProbeResult
+from tests.predictor.logic_only import logic_only
 from tests.predictor.test_search import SPACE, SyntheticCluster
 
 TARGET = 0.03
 
 
 @pytest.fixture(autouse=True)
-def few_bootstrap_samples(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("predictor.se_model.BOOTSTRAP_SAMPLES", 8)
-    monkeypatch.setattr("predictor.reference_curve.BOOTSTRAP_SAMPLES", 8)
+def cheap_statistics(monkeypatch: pytest.MonkeyPatch) -> None:
+    logic_only(monkeypatch)
 
 
 @functools.cache

@@ -16,7 +16,8 @@ from predictor.search import ColdStartSearch
 from predictor.training import TrainingPlanner
 from predictor.tuner import Tuner
 from predictor.types import Budget, ProbeRequest, ProbeResult
-from tests.predictor.test_search import SPACE, SyntheticCluster, _few_bootstrap_samples
+from tests.predictor.logic_only import logic_only
+from tests.predictor.test_search import SPACE, SyntheticCluster
 
 TARGET = 0.03
 BUDGET = Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=40, max_overhead=0.1)
@@ -61,7 +62,7 @@ def planned() -> Record:
 def record(request: pytest.FixtureRequest) -> Record:
     build: Callable[[], Record | tuple[Record, SyntheticCluster]] = request.param
     with pytest.MonkeyPatch.context() as monkeypatch:
-        _few_bootstrap_samples(monkeypatch)
+        logic_only(monkeypatch)
         built = build()
     return built[0] if isinstance(built, tuple) else built
 

@@ -13,7 +13,7 @@ from predictor.search import ColdStartSearch
 from predictor.trial_space import TRIAL_PARAMS as PARAMS
 from predictor.types import Budget, Confidence, Config, Prediction, ProbeResult, json_safe
 from service.db.optuna_mirror import PLAN_ATTR, agree
-from tests.predictor.test_search import LONG, SPACE, SyntheticCluster, few_bootstrap_samples  # noqa: F401
+from tests.predictor.test_search import LONG, SPACE, SyntheticCluster, cheap_statistics  # noqa: F401
 
 BUDGETS = {
     "one probe": (Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=1), 0.03),
