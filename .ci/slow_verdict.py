@@ -20,7 +20,8 @@ def main(report: str, code: int) -> int:
     if bad or code not in (0, 1):
         print(f"slow tests: {len(bad)} failed of {len(cases)} run (pytest exit {code})")
         return code or 1
-    stopped = " (stopped at the time budget)" if code == 1 else ""
+    stopped = " (the time budget ended the session; pytest's progress above shows how far it got)"
+    stopped = stopped if code == 1 else ""
     print(f"slow tests: {len(cases)} ran, none failed{stopped}")
     return 0
 
