@@ -16,14 +16,13 @@ from predictor.planning import plan_of
 from predictor.search import SEED_CHECK_OFFSET, ColdStartSearch
 from predictor.study import Study
 from predictor.types import Budget, Config, ProbeRequest, ProbeResult, config_key_of
-from tests.predictor.logic_only import logic_only
-from tests.predictor.test_search import LONG, SPACE, SyntheticCluster, run_search
-
-
-@pytest.fixture(autouse=True)
-def cheap_statistics(monkeypatch: pytest.MonkeyPatch) -> None:
-    """These tests check which configs a second seed lets through (tests.predictor.logic_only)."""
-    logic_only(monkeypatch)
+from tests.predictor.test_search import (  # noqa: F401 (cheap_statistics: test_search's autouse fixture)
+    LONG,
+    SPACE,
+    SyntheticCluster,
+    cheap_statistics,
+    run_search,
+)
 
 
 class SeedSensitiveCluster(SyntheticCluster):

@@ -22,15 +22,9 @@ from predictor.training import (
     same_segment,
 )
 from predictor.types import Budget, Prediction, ProbeRequest, ProbeResult
-from tests.predictor.logic_only import logic_only
-from tests.predictor.test_search import SPACE, SyntheticCluster
+from tests.predictor.test_search import SPACE, SyntheticCluster, cheap_statistics  # noqa: F401
 
 TARGET = 0.03
-
-
-@pytest.fixture(autouse=True)
-def cheap_statistics(monkeypatch: pytest.MonkeyPatch) -> None:
-    logic_only(monkeypatch)
 
 
 @functools.cache
