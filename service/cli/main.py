@@ -29,7 +29,6 @@ from service.cli.exit_codes import (
     EXIT_BAD_INPUT,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
-    EXIT_OK,
     EXIT_SERVICE,
     EXIT_UNREACHABLE,
     INTERRUPTED,
@@ -390,20 +389,11 @@ def main() -> None:
     if os.getcwd() not in sys.path:
         sys.path.append(os.getcwd())
     try:
-        code = app(standalone_mode=False)  # not standalone, click returns an Exit's code instead of raising
-        sys.exit(code if isinstance(code, int) else EXIT_OK)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except SystemExit:
-        raise
+        # standalone: typer reports a bad option or argument itself (exit 2, naming it), whichever
+        # click it carries (typer 0.29 vendors its own, whose exceptions are not click's), and
+        # turns an Exit into the process's exit code
+        app()
     except Exception as exc:  # the CLI's edge: report, never dump a traceback on the user
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            sys.exit(EXIT_BAD_INPUT)
-        if isinstance(exc, click.exceptions.Abort):
-            sys.exit(130)
         logging.getLogger("ttc").debug("internal error", exc_info=True)
         err.print(f"[bold red]internal error:[/] {type(exc).__name__}: {escape(str(exc))}", highlight=False)
         sys.exit(EXIT_INTERNAL)
