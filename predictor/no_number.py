@@ -68,6 +68,6 @@ def plan_without_prediction(study: Study, study_id: str, views: dict[str, ProbeR
                 probe_count=len(study.probes), probe_cluster_seconds=study.cluster_seconds(),
                 evidence=[best.probe_key], warmup=warmup,
                 worth_tuning=not study.worth_tuning_reason,
-                worth_tuning_reason=study.worth_tuning_reason)
+                worth_tuning_reason=study.worth_tuning_reason, priors=len(study.priors))
     plan.confidence = assess(None, False, read_view_regime(best))
     return plan

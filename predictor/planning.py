@@ -59,4 +59,5 @@ def plan_of(study: Study, study_id: str) -> Plan:
         worth_tuning=not study.worth_tuning_reason, worth_tuning_reason=study.worth_tuning_reason,
         confidence=confidence,
         ranking=[row.to_dict() for row in ranking(study, key)],
+        priors=len(study.priors),
     )

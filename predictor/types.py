@@ -368,6 +368,7 @@ class Plan:
     confidence: Confidence = field(default_factory=lambda: Confidence("low", "not assessed"))
     ranking: list[dict[str, Any]] = field(default_factory=list)  # predictor.ranking rows, best first
     target: dict[str, Any] | None = None  # predictor.forecast: where the target sits on the curve
+    priors: int = 0  # finished runs of the same job that the forecast read (predictor.curve_priors)
 
     def to_dict(self) -> dict[str, Any]:
         predicted = self.predicted.to_dict()
@@ -387,6 +388,7 @@ class Plan:
             "evidence": self.evidence,
             "ranking": self.ranking,
             "target": json_safe(self.target),
+            "priors": self.priors,
         }
 
     @classmethod
@@ -407,6 +409,7 @@ class Plan:
             confidence=Confidence(confidence["level"], confidence["reason"]),
             ranking=list(data.get("ranking", [])),
             target=data.get("target"),
+            priors=int(data.get("priors", 0)),
         )
 
 

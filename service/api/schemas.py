@@ -117,6 +117,8 @@ class PlanPublic(BaseModel):
     probes: ProbeSpend
     evidence: list[str] = Field(default_factory=list, description="probe keys the plan rests on")
     target: TargetPosition | None = None
+    priors: int = Field(0, description="finished runs of the same job (workload and target metric) "
+                                       "that the forecast read as priors")
 
 
 class StudyPublic(StudySummary):

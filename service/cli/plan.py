@@ -82,6 +82,10 @@ def print_plan(plan: dict[str, Any]) -> None:
         out.print(f"  spread     from {shares}", highlight=False)
     out.print(f"  confidence {confidence['level']}: {confidence['reason']}", highlight=False)
     _print_target(plan.get("target"))
+    if plan.get("priors"):
+        runs = "run" if plan["priors"] == 1 else "runs"
+        out.print(f"  priors     the forecast read {plan['priors']} finished {runs} of this job",
+                  highlight=False)
     base = baseline["config"]
     label = (f"sync · {base['nodes']}×{base['devices_per_node']} devices · lr {base['lr']:.4g} · "
              f"momentum {base['momentum']:.3g}")

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from predictor.he_model import allocation
+from predictor.planning import plan_of
 from predictor.se_model import Estimate
 from predictor.search import ColdStartSearch
 from predictor.switch import sooner, switch_gain
@@ -469,6 +470,7 @@ def test_the_eta_starts_in_the_warm_up_with_a_finished_run_of_the_job_or_without
     while requests := again.ask():
         for request in requests:
             again.tell(cluster.run(request, TARGET))
+    assert plan_of(search.study, "first").priors == 0 and plan_of(again.study, "again").priors == 1
     rerun = TrainingPlanner(again.study)
     warmup = [s for s in rerun.run if s.probe_key in again.study.warmup_eta]
     assert warmup and warmup[0].start_iteration == 0

@@ -68,13 +68,15 @@ def test_studies_show_in_a_log_keeps_the_plan_and_table_whole(database_url: str,
 def test_a_plan_prints_its_forecast_with_its_measured_bound_and_spread(capsys: pytest.CaptureFixture[str]
                                                                        ) -> None:
     """A forecast is printed whatever its width (issue 34), with the measured lower bound, where the
-    width comes from, the confidence's reason and where the target sits."""
+    width comes from, the confidence's reason, where the target sits and how many finished runs of
+    the job it read."""
     forecast = Prediction(0.09, 0.05, 0.2, 1e-3, 9000.0, 3250.0, 0.0321,
                           sources=(("seed", 0.2), ("shape", 0.7), ("hardware", 0.1)))
     plan = Plan("s", LONG_PLAN_CONFIG, forecast, LONG_PLAN_CONFIG, math.inf, 9, 0.004,
                 confidence=Confidence("none", "the curve has not settled"),
                 target={"value": 0.1, "after_knee": False, "reason": "target 0.1 is in the flat region",
-                        "suggested": {"value": 0.12, "ttc_p10": 0.03, "ttc_p50": 0.04, "ttc_p90": 0.05}})
+                        "suggested": {"value": 0.12, "ttc_p10": 0.03, "ttc_p50": 0.04, "ttc_p90": 0.05}},
+                priors=2)
     print_plan(plan.to_dict())
     lines = capsys.readouterr().out.splitlines()
     assert ("  predicted  TTC 0.09s (p10–p90: 0.05s–0.2s) = 0.001 s/it × 9e+03 it; at least 0.0321s: "
@@ -83,6 +85,9 @@ def test_a_plan_prints_its_forecast_with_its_measured_bound_and_spread(capsys: p
     assert "  confidence none: the curve has not settled" in lines
     assert "  target     target 0.1 is in the flat region" in lines
     assert "  suggested  target 0.12, after the knee: TTC 0.04s (p10–p90: 0.03s–0.05s)" in lines
+    assert "  priors     the forecast read 2 finished runs of this job" in lines
+    print_plan(Plan.from_dict({**plan.to_dict(), "priors": 0}).to_dict())  # a first study of its job
+    assert not any(line.startswith("  priors") for line in capsys.readouterr().out.splitlines())
 
 
 class FailingRunner:
