@@ -406,9 +406,10 @@ class TrainingPlanner:
 
     # -- phases and the result -----------------------------------------------------------------------
     def phases(self) -> list[TrainingPhase]:
-        """The run's segments grouped into phases of one config, with why each began."""
+        """The run's segments grouped into phases of one config, with why each began; the first
+        phase's loss in is the run's first evaluation (at iteration 0)."""
         phases: list[TrainingPhase] = []
-        previous = math.nan
+        previous = self.run[0].curve[0][2] if self.run and self.run[0].curve else math.nan
         for segment in self.run:
             if not phases or segment.config.key() != phases[-1].config.key():
                 reason = self.reasons.get(segment.probe_key, "the study's warm-up" if not phases else "")

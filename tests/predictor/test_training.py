@@ -126,6 +126,8 @@ def test_a_switch_keeps_the_fork_s_progress_and_says_why() -> None:
     switched = [p for p in result.phases[1:] if p.reason.startswith("re-plan")]
     for phase in switched:
         assert phase.iterations > 0 and phase.loss_in <= result.phases[0].loss_out  # continues, not restarts
+    first = result.phases[0]
+    assert first.loss_in == planner.run[0].curve[0][2] and first.loss_in > first.loss_out  # from the start
     payload = result.to_dict()
     assert set(payload) == {"reached", "ttc_seconds", "tuning_cluster_seconds", "iterations", "final_loss",
                             "phases", "eta"}
