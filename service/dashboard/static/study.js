@@ -41,6 +41,7 @@ function renderPlan({ study, plan }) {
     .map(([name, share]) => `${name} ${Math.round(share * 100)}%`).join(", ") : "";
   const where = plan.target ? ` · ${plan.target.reason}` + (plan.target.suggested
     ? `; after the knee: target ${plan.target.suggested.value}, TTC ${fmtSeconds(plan.target.suggested.ttc_p50)}` : "") : "";
+  const priors = plan.priors ? ` · read ${plan.priors} finished run${plan.priors === 1 ? "" : "s"} of this job` : "";
   body.className = "plan";
   body.replaceChildren(
     supported
@@ -48,7 +49,7 @@ function renderPlan({ study, plan }) {
         `p10–p90 ${fmtSeconds(p.ttc_low)} – ${top} · ` +
         `${fmtNumber(p.seconds_per_iteration)} s/it × ${fmtNumber(p.iterations)} it${sources} · ` +
         `confidence ${confidence.level}: ${confidence.reason}` +
-        (p.evidence_seconds != null ? ` · at least ${fmtSeconds(p.evidence_seconds)} (measured)` : "") + where)
+        (p.evidence_seconds != null ? ` · at least ${fmtSeconds(p.evidence_seconds)} (measured)` : "") + where + priors)
       : figure("Forecast TTC", beyondEvidence(confidence.reason), `no forecast: ${confidence.reason}`),
     supported && baseline
       ? figure("Speedup over baseline", `${(baseline / p.ttc_seconds).toFixed(2)}×`,
