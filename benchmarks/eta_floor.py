@@ -36,13 +36,12 @@ from typing import Any
 
 import numpy as np
 
-from predictor.types import Config, Phase, ProbeResult, json_safe
-from worker.lineage import run_schedule
-from worker.spec import Spec, load_spec
+from predictor.types import Config, Phase, json_safe
+from worker.spec import load_spec
 
 sys.path.insert(0, str(Path(__file__).parent))
 from forecast_eval import ETA_SHARES  # noqa: E402
-from predictor_eval import RUN_MAX_ITERATIONS, SCENARIOS  # noqa: E402
+from predictor_eval import SCENARIOS, truth_run  # noqa: E402
 
 WINDOW = 9  # evaluations in the trailing mean that matches one run's loss to another's
 KEY = re.compile(r"(\w+)/n(\d+)x(\d+)/g(\d+)/b(\d+)/lr([\d.e-]+)/m([\d.]+)/(\w+)$")
@@ -58,23 +57,15 @@ def config_of(key: str) -> Config:
                   optimizer)
 
 
-def _run(args: tuple[Spec, Config, Phase | None]) -> ProbeResult:
-    """One plan trained as planned to the target (a pool worker: one thread each)."""
-    import torch
-
-    torch.set_num_threads(1)
-    spec, config, warmup = args
-    return run_schedule(spec, config, warmup, float("inf"), RUN_MAX_ITERATIONS)
-
-
 def record(plan: dict[str, Any], seeds: list[int], jobs: int) -> list[dict[str, Any]]:
     """The plan trained as planned to the target on each seed: its curve (iteration, seconds, loss)
     and where it reached the target."""
     spec = load_spec(SCENARIOS / plan["kind"] / f"{plan['scenario']}.yaml")
     warmup = Phase.from_dict(plan["warmup"]) if plan["warmup"] else None
-    args = [(spec.model_copy(update={"seed": s}), config_of(plan["config"]), warmup) for s in seeds]
+    args = [(spec.model_copy(update={"seed": s}), config_of(plan["config"]), warmup, float("inf"))
+            for s in seeds]
     with ProcessPoolExecutor(jobs) as pool:
-        results = list(pool.map(_run, args))
+        results = list(pool.map(truth_run, args))
     return [{"seed": s, "reached_iteration": r.reached_iteration, "reached_seconds": r.reached_seconds,
              "curve": [list(point) for point in r.curve]} for s, r in zip(seeds, results, strict=True)]
 

@@ -75,7 +75,9 @@ def _seeded(spec: Spec, seed: int) -> Spec:
     return spec.model_copy(update={"seed": seed})
 
 
-def _truth_run(args: tuple[Spec, Config, Phase | None, float]) -> ProbeResult:
+def truth_run(args: tuple[Spec, Config, Phase | None, float]) -> ProbeResult:
+    """One (config, warm-up) trained as planned to the target within ``cap`` seconds (a pool
+    worker: one thread each)."""
     import torch
 
     torch.set_num_threads(1)
@@ -119,8 +121,8 @@ class Truth:
         within ``cap`` simulated seconds."""
         wanted = {self.key(c, w, s): (_seeded(self.spec, s), c, w, cap) for c, w in plans for s in self.seeds}
         fresh = [k for k in wanted if not self._known(k, cap)]
-        runs = self.pool.map(_truth_run, [wanted[k] for k in fresh]) if self.pool else map(
-            _truth_run, [wanted[k] for k in fresh])
+        runs = self.pool.map(truth_run, [wanted[k] for k in fresh]) if self.pool else map(
+            truth_run, [wanted[k] for k in fresh])
         for key, result in zip(fresh, runs, strict=True):
             self.runs[key] = {"reached_seconds": result.reached_seconds,
                               "iterations": result.reached_iteration,
