@@ -44,8 +44,8 @@ from pathlib import Path
 from typing import Any
 
 from predictor.eta import eta_at, warmup_eta
-from predictor.forecast import Curve
 from predictor.lineages import merge
+from predictor.prior_path import FinishedRun, path_of
 from predictor.training import TrainingPlanner
 from predictor.types import Prediction, ProbeResult, json_safe
 from worker.spec import load_spec
@@ -93,12 +93,12 @@ def relative_error(p50: float, truth: float) -> float:
     return abs(p50 - truth) / truth
 
 
-def prior_curve(run: dict[str, Any]) -> Curve:
-    """A finished run's (iteration, loss) curve, as ``ttc train`` records it and a later study of
-    the same job reads it back (service.db.priors)."""
-    segments = {key: ProbeResult.from_dict(data) for key, data in run["segments"].items()}
-    view = merge([segments[key] for key in run["lineage"]])
-    return [(float(k), float(loss)) for k, _, loss in view.curve if k > 0 and 0 < loss < math.inf]
+def prior_run(run: dict[str, Any]) -> FinishedRun:
+    """A finished run as ``ttc train`` records it and a later study of the same job reads it back
+    (service.db.priors): its (iteration, loss) curve, its path, its target and where it reached it."""
+    segments = [ProbeResult.from_dict(run["segments"][key]) for key in run["lineage"]]
+    curve = [(float(k), float(loss)) for k, _, loss in merge(segments).curve if k > 0 and 0 < loss < math.inf]
+    return FinishedRun(curve, path_of(segments), run["target"], run["iterations"] if run["reached"] else None)
 
 
 def checkpoints(run: dict[str, Any]) -> list[dict[str, Any]]:
@@ -129,7 +129,7 @@ def config_alone(run: dict[str, Any], cache: Path) -> float | None:
         truth.close()
 
 
-def replay(run: dict[str, Any], priors: tuple[Curve, ...] = (),
+def replay(run: dict[str, Any], priors: tuple[FinishedRun, ...] = (),
            alone_seconds: float | None = None) -> list[dict[str, Any]]:
     """The ETA at each warm-up segment and recorded checkpoint, as predictor.eta now computes it,
     against the truth; ``priors``: finished runs of the same job; ``alone_seconds``: the seconds the
@@ -244,7 +244,7 @@ def main() -> None:
             others = [cached[f"{name}|{s}"] for s in seeds if s != seed] if args.prior else []
             run = cached[f"{name}|{seed}"]
             alone_seconds = config_alone(run, args.config_alone) if args.config_alone is not None else None
-            for row in replay(run, tuple(prior_curve(other) for other in others), alone_seconds):
+            for row in replay(run, tuple(prior_run(other) for other in others), alone_seconds):
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     result = {"scenarios": names, "seeds": seeds, "summary": summary(rows), "checkpoints": rows}

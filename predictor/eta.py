@@ -15,6 +15,10 @@ at mid-run 65% early, its re-plan's reading 14%): a run's switch of batch or rat
 where no family bends. Recorded per checkpoint so the dashboard's timeline and the training
 result can show how the ETA moved.
 
+Where a finished run of the same job reached this target, the time left is read along that
+run's path instead (predictor.prior_path): its crossing is sharper than any extrapolation of a
+curve, the warm-up's transient included.
+
 A run whose step size changed is read on the optimizer's clock (predictor.step_clock) as well as
 in iterations, and the two forecasts are averaged quantile by quantile in log seconds, their
 geometric mean (Vincentization: Lichtendahl, Grushka-Cockayne and Winkler 2013): a doubled rate
@@ -33,9 +37,10 @@ from typing import Any
 
 import numpy as np
 
-from predictor.forecast import Anchor, Curve, forecast
+from predictor.forecast import Anchor, forecast, hardware_sd
 from predictor.he_model import seconds_per_iteration
 from predictor.lineages import merge
+from predictor.prior_path import FinishedRun, prior_path_eta
 from predictor.se_model import FORM_SIGMA
 from predictor.step_clock import on_clock, step_clock
 from predictor.types import Prediction, ProbeResult, json_safe
@@ -50,7 +55,7 @@ p90/p10 60: wide, and said so rather than withheld). Chosen there as the smalles
 seed was read. With a prior its shape past the evidence carries the forecast, at FORM_SIGMA."""
 
 
-def eta_at(segments: Sequence[ProbeResult], target: float, priors: tuple[Curve, ...] = (),
+def eta_at(segments: Sequence[ProbeResult], target: float, priors: tuple[FinishedRun, ...] = (),
            reading: Prediction | None = None, form: float = FORM_SIGMA,
            transient: bool = False) -> dict[str, Any] | None:
     """The ETA entry at the end of the run's lineage ``segments`` (first segment first): the
@@ -59,21 +64,27 @@ def eta_at(segments: Sequence[ProbeResult], target: float, priors: tuple[Curve, 
     is unknown, the run has reached the target, or its curve is too short to fit and there is no
     reading (nothing to read: heldout_digits_cnn's first 50 iterations held five evaluations, and
     the ETA read never, with a negative time left at p10). No quantile of the time left is below
-    zero: the run has not reached the target. ``reading``: the pooled model's latest TTC of
+    zero: the run has not reached the target. ``priors``: finished runs of the same job; where one
+    ran to this target, the time left is read along its path (predictor.prior_path), else they
+    are the ensemble's members. ``reading``: the pooled model's latest TTC of
     the run (the plan's, or a re-plan's), mixed in where it is finite; ``form`` and
     ``transient``: the model-form error per e-fold past the evidence, and whether the curve is in
-    its transient (predictor.forecast.Anchor)."""
+    its transient (predictor.forecast.Anchor), which only the study's warm-up is."""
     run, tip = merge(list(segments)), segments[-1]
     speed = seconds_per_iteration(tip)
     if speed is None or run.reached_iteration is not None:
         return None
+    path = prior_path_eta(priors, segments, target, speed.value, hardware_sd(speed), warmup=transient)
+    if path is not None:
+        return _entry(run, path)
+    curves = tuple(prior.curve for prior in priors)
     end = float(run.end_iteration)
     point = Prediction(math.inf, 0.0, math.inf, speed.value, math.inf, end, run.end_seconds)
     if reading is not None and math.isfinite(reading.ttc_seconds):
         point = replace(reading, seconds_per_iteration=speed.value, evidence_iterations=end,
                         evidence_seconds=run.end_seconds)
     anchor = Anchor(run.curve, end, end, run.end_seconds, speed.value, speed, form=form, transient=transient)
-    counted = forecast(point, anchor, target, priors=priors)
+    counted = forecast(point, anchor, target, priors=curves)
     if not counted.fitted and not math.isfinite(point.ttc_seconds):
         return None
     quantiles = _quantiles(counted.prediction)
@@ -83,9 +94,13 @@ def eta_at(segments: Sequence[ProbeResult], target: float, priors: tuple[Curve, 
         curve = [(float(c), seconds, loss) for c, (_, seconds, loss) in zip(clocked, run.curve, strict=True)]
         clock = float(on_clock(knots, end))
         stepped = replace(anchor, curve=curve, end=clock, origin=clock)
-        steps = forecast(point, stepped, target, priors=priors).prediction
+        steps = forecast(point, stepped, target, priors=curves).prediction
         quantiles = np.sqrt(quantiles * _quantiles(steps))
-    left = [max(float(value) - run.end_seconds, 0.0) for value in quantiles]
+    return _entry(run, tuple(max(float(value) - run.end_seconds, 0.0) for value in quantiles))
+
+
+def _entry(run: ProbeResult, left: tuple[float, ...]) -> dict[str, Any]:
+    """The ETA entry of the run ``run`` (its lineage merged) with p10/p50/p90 seconds ``left``."""
     return json_safe({"iteration": run.end_iteration, "seconds": run.end_seconds,
                       "remaining_p10": left[0], "remaining_p50": left[1], "remaining_p90": left[2]})
 
@@ -96,7 +111,7 @@ def _quantiles(predicted: Prediction) -> np.ndarray:
 
 
 def warmup_eta(chain: Sequence[ProbeResult], target: float,
-               priors: tuple[Curve, ...] = ()) -> dict[str, Any] | None:
+               priors: tuple[FinishedRun, ...] = ()) -> dict[str, Any] | None:
     """The ETA at a segment of the study's warm-up, which ``ttc train`` continues: read as at any
     checkpoint, with no pooled reading yet (no plan), without a prior at TRANSIENT_FORM, and never
     as "never": the warm-up goes on until its curve leaves its transient, where a flat stretch is

@@ -151,7 +151,8 @@ def _points(curve: list[tuple[int, float, float]]) -> tuple[np.ndarray, np.ndarr
     return k, losses
 
 
-def _hardware_sd(speed: Estimate) -> float:
+def hardware_sd(speed: Estimate) -> float:
+    """Log-sd of seconds per iteration, from the HE model's 80% interval."""
     if not (speed.low > 0 and math.isfinite(speed.high) and speed.high > 0):
         return 0.0
     return math.log(speed.high / speed.low) / (2 * Z80)
@@ -282,7 +283,7 @@ def forecast(prediction: Prediction, anchor: Anchor, target: float, seed: int = 
     this evidence and their seed spread sharpen the ensemble, predictor.curve_priors)."""
     rng = np.random.default_rng(seed)
     k, losses = _points(anchor.curve)
-    hardware = _hardware_sd(anchor.speed)
+    hardware = hardware_sd(anchor.speed)
     model = (fit_ensemble(k, losses, target, prior_curves=priors, calibration=OFF_FAMILY,
                           floor_below_target=not within_noise(losses, target), transient=anchor.transient)
              if k.size else None)

@@ -61,7 +61,7 @@ def plan_without_prediction(study: Study, study_id: str, views: dict[str, ProbeR
                                              math.inf, float(best.end_iteration)), best, warmup,
                                   study.warmup_config)
     outlook = plan_forecast(best, nothing, model, study.lineages, study.fork, study.warmup_config, warmup,
-                            study.target, study.priors)
+                            study.target, study.prior_curves)
     plan = Plan(study_id=study_id, config=best.config, predicted=outlook.prediction if outlook else nothing,
                 target=outlook.target(study.target) if outlook else None,
                 baseline_config=study.baseline or best.config, baseline_predicted_ttc_seconds=math.inf,

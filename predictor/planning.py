@@ -46,7 +46,7 @@ def plan_of(study: Study, study_id: str) -> Plan:
         confidence = replace(confidence, reason=f"{confidence.reason}; {FROM_SCRATCH}")
     config = with_run_length(view.config, prediction, warmup, confidence)
     outlook = plan_forecast(view, prediction, model, study.lineages, fork, study.warmup_config,
-                            warmup, study.target, study.priors)
+                            warmup, study.target, study.prior_curves)
     return Plan(
         study_id=study_id, config=config,
         predicted=outlook.prediction if outlook else prediction,

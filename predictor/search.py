@@ -63,10 +63,10 @@ import optuna
 
 from predictor.async_step import async_ladder, first_async_steps
 from predictor.confidence import assess, extrapolation_holds
-from predictor.forecast import Curve
 from predictor.fork_level import beyond_noise
 from predictor.lineages import merge
 from predictor.planning import plan_of
+from predictor.prior_path import FinishedRun
 from predictor.reference_curve import ReferenceCurve, drift, hindcast
 from predictor.regime import Regime, read_view_regime, went_backwards
 from predictor.study import Study, pack
@@ -102,10 +102,10 @@ class ColdStartSearch:
 
     def __init__(
         self, space: SearchSpace, budget: Budget, target: float, optuna_study: optuna.Study | None = None,
-        priors: tuple[Curve, ...] = (),
+        priors: tuple[FinishedRun, ...] = (),
     ) -> None:
         """``optuna_study``: where each probe is recorded as a trial (a fresh in-memory one if None);
-        ``priors``: finished runs' curves of the same job (predictor.study)."""
+        ``priors``: finished runs of the same job (predictor.study)."""
         self.study = Study(space, budget, target, priors)
         self.space, self.budget, self.target = space, budget, target
         self.optuna_study = optuna_study or optuna.create_study(

@@ -22,6 +22,7 @@ from predictor.forecast import Curve
 from predictor.he_model import allocation
 from predictor.lineages import Lineages, merge
 from predictor.plan_choice import best
+from predictor.prior_path import FinishedRun
 from predictor.reference_curve import drift, hindcast
 from predictor.regime import read_view_regime
 from predictor.ttc_model import ForkPoint, TtcModel, conservative
@@ -41,9 +42,10 @@ T = TypeVar("T")
 
 class Study:
     def __init__(self, space: SearchSpace, budget: Budget, target: float,
-                 priors: tuple[Curve, ...] = ()) -> None:
-        """``priors``: finished runs' curves of the same job, which the plan's forecast reads
-        (predictor.forecast); they never change which config is planned."""
+                 priors: tuple[FinishedRun, ...] = ()) -> None:
+        """``priors``: finished runs of the same job, whose curves the plan's forecast reads
+        (predictor.forecast) and along whose paths ``ttc train``'s ETA is read (predictor.eta); they
+        never change which config is planned."""
         self.space = space
         self.budget = budget
         self.target = target
@@ -64,6 +66,11 @@ class Study:
         self.warmup_eta: dict[str, dict[str, Any]] = {}  # by probe key: ``ttc train``'s ETA in the warm-up
         self._readings: dict[str, object] = {}  # curve tests and model fits, cached by lineage length
 
+    @property
+    def prior_curves(self) -> tuple[Curve, ...]:
+        """The priors' (iteration, loss) curves, the forecast's ensemble members."""
+        return tuple(prior.curve for prior in self.priors)
+
     # -- evidence --------------------------------------------------------------------------------
     def record(self, result: ProbeResult) -> None:
         """A probe's result joins the evidence, and the model is re-fitted on it."""
@@ -75,9 +82,9 @@ class Study:
         """``ttc train``'s ETA at a segment of the warm-up, which the run continues (the search reads
         the sweep's probe the warm-up continues once it has chosen it). The warm-up's own curve is
         in its transient, which no family extrapolates: read alone its interval is wide
-        (predictor.eta.TRANSIENT_FORM); a finished run of the same job as a prior shows where such a
-        curve went, as near as its path was to this run's (public runs, another seed's as the prior:
-        76–82% covered, median error 18–42%; benchmarks/eta_replay.py --prior)."""
+        (predictor.eta.TRANSIENT_FORM); a finished run of the same job to the same target lends its
+        crossing, read along its path (predictor.prior_path: on public runs with another seed's run
+        as the prior, 1–3% off in the warm-up where the two runs took one path, 18% where not)."""
         config = self.warmup_config
         if config is None or result.config.key() != config.key():
             return

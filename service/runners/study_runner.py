@@ -36,9 +36,10 @@ import optuna
 from sqlalchemy.orm import Session
 
 from predictor import ColdStartSearch, Plan, ProbeRequest, ProbeResult, TargetUnreachable
+from predictor.prior_path import FinishedRun
 from service.db import Database, measurement_store, study_store
 from service.db.optuna_mirror import LEGACY_PREFIX, agree, optuna_storage, optuna_study_name
-from service.db.priors import finished_curves
+from service.db.priors import finished_runs
 from service.runners import held_lease
 from service.runners.checkpoints import DatabaseStates, dump_state
 from worker.launcher import ProbeLauncher
@@ -131,7 +132,7 @@ class StudyRunner:
             if study is None:
                 raise KeyError(f"no study {study_id!r}")
             spec = parse_spec(study.spec)
-            priors = finished_curves(session, study.spec, exclude=study_id)
+            priors = finished_runs(session, study.spec, exclude=study_id)
             replay = measurement_store.finished_probes(session, study_id=study_id)
             resumed = study.state == "running"
             cancelled = study.cancel_requested  # while no runner held it (its service had died)
@@ -308,7 +309,7 @@ def plan_tip_keys(search: ColdStartSearch) -> set[str]:
 
 
 def replay_search(spec: Spec, replay: dict[str, ProbeResult],
-                  priors: tuple[list[tuple[float, float]], ...] = ()) -> ColdStartSearch:
+                  priors: tuple[FinishedRun, ...] = ()) -> ColdStartSearch:
     """A finished study's search rebuilt from its committed probes, without running any: asked
     requests are answered from ``replay`` until one was never run (the study stopped there, at
     its deadline or probe budget), and Optuna's mirror stays in memory (the stored one is kept)."""

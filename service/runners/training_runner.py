@@ -28,7 +28,7 @@ from predictor import ColdStartSearch, ProbeRequest, ProbeResult, TargetUnreacha
 from predictor.lineages import merge
 from predictor.training import TrainingPlanner, TrainingResult, same_segment
 from service.db import ACTIVE_STATES, Database, measurement_store, study_store
-from service.db.priors import finished_curves
+from service.db.priors import finished_runs
 from service.runners import held_lease
 from service.runners.checkpoints import DatabaseStates, dump_state
 from service.runners.study_runner import StudyCancelled, StudyRunner, replay_search, tell_replayed
@@ -179,7 +179,7 @@ class TrainingRunner:
             replay = measurement_store.finished_probes(session, study_id=study_id)
             study = study_store.get_study(session, study_id=study_id)
             plan = study.plan or {}
-            priors = finished_curves(session, study.spec, exclude=study_id)
+            priors = finished_runs(session, study.spec, exclude=study_id)
         search = replay_search(spec, replay, priors)
         return search, None, (plan.get("predicted") or {}).get("ttc_seconds")
 

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from predictor.eta import eta_at, warmup_eta
+from predictor.prior_path import FinishedRun
 from predictor.step_clock import on_clock, step_clock
 from predictor.types import Config, Prediction, ProbeResult
 
@@ -96,7 +97,7 @@ def test_in_the_warm_up_without_a_prior_the_eta_is_given_and_wider_than_with_one
     low, mid, high = _left(warmup_eta(early, target))
     assert 0 < low <= mid <= high
     alone = high / low
-    low, _, high = _left(warmup_eta(early, target, (finished,)))
+    low, _, high = _left(warmup_eta(early, target, (FinishedRun(finished),)))  # its path unknown: a member
     assert high / low < alone
 
 

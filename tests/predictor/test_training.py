@@ -12,6 +12,7 @@ import pytest
 
 from predictor.he_model import allocation
 from predictor.planning import plan_of
+from predictor.prior_path import FinishedRun, path_of
 from predictor.se_model import Estimate
 from predictor.search import ColdStartSearch
 from predictor.switch import sooner, switch_gain
@@ -454,9 +455,11 @@ def test_a_switch_s_gain_reads_true_near_100_percent(gain: float, words: str) ->
     assert sooner(gain) == words
 
 
-def _run_curve(planner: TrainingPlanner) -> list[tuple[float, float]]:
-    """A finished run's (iteration, loss), as ``ttc train`` records it for a later study's prior."""
-    return [(float(k), loss) for k, _, loss in planner._view().curve if k > 0]
+def _finished(planner: TrainingPlanner) -> FinishedRun:
+    """A finished run, as ``ttc train`` records it for a later study's prior."""
+    view = planner._view()
+    return FinishedRun([(float(k), loss) for k, _, loss in view.curve if k > 0], path_of(planner.run),
+                       planner.target, view.reached_iteration)
 
 
 def test_the_eta_starts_in_the_warm_up_with_a_finished_run_of_the_job_or_without() -> None:
@@ -467,7 +470,7 @@ def test_the_eta_starts_in_the_warm_up_with_a_finished_run_of_the_job_or_without
     assert alone and alone[0].start_iteration == 0
     assert planner.eta[:len(alone)] == [search.study.warmup_eta[s.probe_key] for s in alone]
     budget = Budget(probe_seconds=10.0, probe_max_iterations=20, max_probes=40, max_overhead=0.1)
-    again = ColdStartSearch(SPACE, budget, TARGET, priors=(_run_curve(planner),))
+    again = ColdStartSearch(SPACE, budget, TARGET, priors=(_finished(planner),))
     cluster = SyntheticCluster()
     while requests := again.ask():
         for request in requests:
