@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from benchmarks.eta_replay import at_shares, summary
+from benchmarks.eta_replay import at_shares, prior_run, summary
+from predictor.types import Config, ProbeResult
 
 
 def checkpoint(seed: int, share: float, error: float, warmup: bool = False) -> dict[str, object]:
@@ -55,3 +56,19 @@ def test_the_warm_up_is_also_scored_against_its_config_run_alone_where_that_was_
     assert alone["median_error"] == (0.5 + 1.0) / 2  # |2 − 4| / 4 and |3 − 1.5| / 1.5
     assert abs(alone["bias"]) < 1e-12  # ln(0.5) and ln(2): one early, one late
     assert summary(rows[2:])["warmup"] == {"checkpoints": 0, "against_config_alone": None}
+
+
+def test_a_recorded_run_lends_its_curve_path_and_crossing_as_a_prior() -> None:
+    """A later run reads a recorded one as the service reads a finished training (service.db.priors)."""
+    def segment(start: int, batch: int) -> dict[str, object]:
+        config = Config("sync", 1, 1, batch_size=batch, lr=0.01)
+        curve = [(k, k * 0.001, 1.0 / (1 + k)) for k in range(start, start + 101, 10)]
+        return ProbeResult(config, 100, 0.1, curve, start_iteration=start, start_seconds=start * 0.001,
+                           key=f"s{start}").to_dict()
+
+    run = {"segments": {"s0": segment(0, 32), "s100": segment(100, 64)}, "lineage": ["s0", "s100"],
+           "target": 0.01, "iterations": 190, "reached": True}
+    prior = prior_run(run)
+    assert prior.batches == ((0, 32), (100, 64)) and prior.crossing(0.01) == 190
+    assert prior.curve[0] == (10.0, 1.0 / 11)  # iteration 0 dropped, as the service drops it
+    assert prior_run({**run, "reached": False}).crossing(0.01) is None
