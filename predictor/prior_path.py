@@ -18,15 +18,14 @@ The time left is the clock the prior still had to go past this run's clock now, 
 current batch and measured speed. The other clock's reading bounds the interval (the run may yet
 take the prior's switches, or have left its path), widened by the seed's spread: the two runs'
 deviations, each a random walk over the run (√2 × SEED_FLOOR, relative sd √(T/R) for a run of T
-seconds with R left), and the hardware's. Designed on public runs of calibration seeds 4–7 (another
-seed's run as the prior): median error 6% and 4%, at mid-run 5% and 3%, covered 89% and 86%,
-against 31% and 45% for the ensemble with the prior as a member. Judged on fresh seeds 14–15:
-2.5% (at mid-run 1.6%), covered 97%, against 26% (32%) and 86% (benchmarks/eta_replay.py
---prior). Where the seeds' runs took different paths it is as far off as the paths are apart
-(digits_mlp, seed 6 never doubled its rate and seed 7 did: 145% after the study). Over every set
-read after the design (seeds 14–19, held out on 4–5): 15% (10% at mid-run), covered 78.5%,
-against 26% (27%) and 83%. Counting the step size where the rates had parted was tried and not
-kept: in the flat region a doubled rate did not speed the run (public regression).
+seconds with R left), and the hardware's.
+
+Measured with another seed's run as the prior (benchmarks/eta_replay.py --prior;
+docs/results/forecasts.md): a few percent off where the two runs took one path (2.5% on fresh
+seeds 14–15), as far off as their paths are apart where ``ttc train`` moved the rate or the batch
+on one seed only; 15% over every set off the design, against 26% for the prior read as an ensemble
+member. Counting the step size where the rates had parted was not kept: in the flat region a
+doubled rate did not speed the run (public regression).
 """
 
 from __future__ import annotations

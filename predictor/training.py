@@ -119,7 +119,7 @@ class TrainingPlanner:
         self._behind: set[str] = set()  # configs whose fork ended clearly above the run's loss
         self._within_noise = False  # the last re-plan's continuation progressed within the loss's noise
         # the forecast of the time left at each checkpoint, from the warm-up's segments where the
-        # study read one there (predictor.study: with a prior only)
+        # study read one there (predictor.study)
         self.eta: list[dict[str, Any]] = [study.warmup_eta[s.probe_key] for s in self.run
                                           if s.probe_key in study.warmup_eta]
         self.reading: Prediction | None = plan.predicted  # the pooled model's latest TTC of the run
