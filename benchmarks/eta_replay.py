@@ -45,7 +45,7 @@ from typing import Any
 
 from predictor.eta import eta_at, warmup_eta
 from predictor.lineages import merge
-from predictor.prior_path import FinishedRun, path_of
+from predictor.prior_path import FinishedRun
 from predictor.training import TrainingPlanner
 from predictor.types import Prediction, ProbeResult, json_safe
 from worker.spec import load_spec
@@ -97,8 +97,7 @@ def prior_run(run: dict[str, Any]) -> FinishedRun:
     """A finished run as ``ttc train`` records it and a later study of the same job reads it back
     (service.db.priors): its (iteration, loss) curve, its path, its target and where it reached it."""
     segments = [ProbeResult.from_dict(run["segments"][key]) for key in run["lineage"]]
-    curve = [(float(k), float(loss)) for k, _, loss in merge(segments).curve if k > 0 and 0 < loss < math.inf]
-    return FinishedRun(curve, path_of(segments), run["target"], run["iterations"] if run["reached"] else None)
+    return FinishedRun.of_lineage(segments, run["target"], run["iterations"] if run["reached"] else None)
 
 
 def checkpoints(run: dict[str, Any]) -> list[dict[str, Any]]:

@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from predictor.forecast import SEED_FLOOR, Curve
+from predictor.lineages import merge
 from predictor.se_model import Z80
 from predictor.types import ProbeResult
 
@@ -50,6 +51,14 @@ class FinishedRun:
     batches: tuple[tuple[int, int], ...] = ()
     target: float | None = None
     reached: int | None = None
+
+    @classmethod
+    def of_lineage(cls, segments: Sequence[ProbeResult], target: float, reached: int | None) -> FinishedRun:
+        """A run's lineage (first segment first) as a later run of the job reads it: its curve past
+        iteration 0, its path, and ``reached``, the iteration at which it reached ``target``."""
+        curve = [(float(k), float(loss)) for k, _, loss in merge(list(segments)).curve
+                 if k > 0 and 0 < loss < math.inf]
+        return cls(curve, path_of(segments), target, reached)
 
     def crossing(self, target: float) -> int | None:
         """The iteration at which it reached ``target``; None unless it ran to that target, reached

@@ -12,7 +12,7 @@ import pytest
 
 from predictor.he_model import allocation
 from predictor.planning import plan_of
-from predictor.prior_path import FinishedRun, path_of
+from predictor.prior_path import FinishedRun
 from predictor.se_model import Estimate
 from predictor.search import ColdStartSearch
 from predictor.switch import sooner, switch_gain
@@ -457,9 +457,7 @@ def test_a_switch_s_gain_reads_true_near_100_percent(gain: float, words: str) ->
 
 def _finished(planner: TrainingPlanner) -> FinishedRun:
     """A finished run, as ``ttc train`` records it for a later study's prior."""
-    view = planner._view()
-    return FinishedRun([(float(k), loss) for k, _, loss in view.curve if k > 0], path_of(planner.run),
-                       planner.target, view.reached_iteration)
+    return FinishedRun.of_lineage(planner.run, planner.target, planner._view().reached_iteration)
 
 
 def test_the_eta_starts_in_the_warm_up_with_a_finished_run_of_the_job_or_without() -> None:
