@@ -15,7 +15,9 @@ forecast_eval's truth seeds 1–3): a choice made here must not be made on a hel
 
 With ``--prior`` each run's ETA also reads the other seeds' runs of its scenario as finished runs of
 the same job (issue 34 item 4: a team re-running a job it ran last week), the way a study of a job
-run before reads them back (service.db.priors).
+run before reads them back (service.db.priors). A recording keeps where the plan put the target
+(after the knee or in the flat region), which decides the clock a prior is read on after the study
+(predictor.prior_path); recordings made before 2026-12-06's sixth session have none and read as flat.
 
 With a prior or without, the warm-up's segments are read as checkpoints (``summary.warmup``; the
 run's own checkpoints are ``summary.after_study``).
@@ -86,6 +88,7 @@ def record(name: str, seed: int) -> dict[str, Any]:
             "end_seconds": result["ttc_seconds"] - result["tuning_cluster_seconds"],
             "segments": {key: segment.to_dict() for key, segment in planner.segments.items()},
             "lineage": [segment.probe_key for segment in planner.run],  # the whole run, a later run's prior
+            "after_knee": planner.after_knee,
             "checkpoints": planner.checkpoints}
 
 
@@ -134,6 +137,7 @@ def replay(run: dict[str, Any], priors: tuple[FinishedRun, ...] = (),
     against the truth; ``priors``: finished runs of the same job; ``alone_seconds``: the seconds the
     warm-up's config takes alone (``config_alone``), the warm-up's checkpoints' second truth."""
     segments = {key: ProbeResult.from_dict(data) for key, data in run["segments"].items()}
+    knee = run.get("after_knee", False)  # the plan's target position (recordings before 2026-12-06: none)
     rows = []
     for checkpoint in checkpoints(run):
         lineage = [segments[key] for key in checkpoint["segments"]]
@@ -141,7 +145,7 @@ def replay(run: dict[str, Any], priors: tuple[FinishedRun, ...] = (),
         truth = run["end_seconds"] - view.end_seconds
         reading = None if checkpoint["reading"] is None else Prediction.from_dict(checkpoint["reading"])
         entry = (warmup_eta(lineage, run["target"], priors) if checkpoint.get("warmup")
-                 else eta_at(lineage, run["target"], priors, reading))
+                 else eta_at(lineage, run["target"], priors, reading, after_knee=knee))
         if entry is None or truth <= 0:
             continue
         p10, p50, p90 = eta_left(entry)

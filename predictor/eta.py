@@ -57,7 +57,7 @@ seed was read. With a prior its shape past the evidence carries the forecast, at
 
 def eta_at(segments: Sequence[ProbeResult], target: float, priors: tuple[FinishedRun, ...] = (),
            reading: Prediction | None = None, form: float = FORM_SIGMA,
-           transient: bool = False) -> dict[str, Any] | None:
+           transient: bool = False, after_knee: bool = False) -> dict[str, Any] | None:
     """The ETA entry at the end of the run's lineage ``segments`` (first segment first): the
     iteration, the run's own seconds so far (its tuning is counted apart, in the result's
     ``tuning_cluster_seconds``) and the p10/p50/p90 of the run's seconds left; None when the speed
@@ -69,12 +69,14 @@ def eta_at(segments: Sequence[ProbeResult], target: float, priors: tuple[Finishe
     are the ensemble's members. ``reading``: the pooled model's latest TTC of
     the run (the plan's, or a re-plan's), mixed in where it is finite; ``form`` and
     ``transient``: the model-form error per e-fold past the evidence, and whether the curve is in
-    its transient (predictor.forecast.Anchor), which only the study's warm-up is."""
+    its transient (predictor.forecast.Anchor), which only the study's warm-up is; ``after_knee``:
+    the plan's target is after the knee (a prior's path is then read on the step clock)."""
     run, tip = merge(list(segments)), segments[-1]
     speed = seconds_per_iteration(tip)
     if speed is None or run.reached_iteration is not None:
         return None
-    path = prior_path_eta(priors, segments, target, speed.value, hardware_sd(speed), warmup=transient)
+    path = prior_path_eta(priors, segments, target, speed.value, hardware_sd(speed), warmup=transient,
+                          after_knee=after_knee)
     if path is not None:
         return _entry(run, path)
     curves = tuple(prior.curve for prior in priors)

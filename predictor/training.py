@@ -123,6 +123,7 @@ class TrainingPlanner:
         self.eta: list[dict[str, Any]] = [study.warmup_eta[s.probe_key] for s in self.run
                                           if s.probe_key in study.warmup_eta]
         self.reading: Prediction | None = plan.predicted  # the pooled model's latest TTC of the run
+        self.after_knee = bool(plan.target and plan.target["after_knee"])  # where the plan's target sits
 
     # -- the run's lineage ------------------------------------------------------------------------
     def _plan_lineage(self, config: Config) -> list[ProbeResult]:
@@ -189,7 +190,7 @@ class TrainingPlanner:
             self.tuning.append(result)
         else:
             self.run.append(result)
-            entry = eta_at(self.run, self.target, self.study.priors, self.reading)
+            entry = eta_at(self.run, self.target, self.study.priors, self.reading, after_knee=self.after_knee)
             if entry is not None:
                 self.eta.append(entry)
         if self._replan is not None:

@@ -69,6 +69,7 @@ def test_a_recorded_run_lends_its_curve_path_and_crossing_as_a_prior() -> None:
     run = {"segments": {"s0": segment(0, 32), "s100": segment(100, 64)}, "lineage": ["s0", "s100"],
            "target": 0.01, "iterations": 190, "reached": True}
     prior = prior_run(run)
-    assert prior.batches == ((0, 32), (100, 64)) and prior.crossing(0.01) == 190
+    step = 0.01 / (1 - 0.9)  # lr / (1 − momentum)
+    assert prior.phases == ((0, 32, step), (100, 64, step)) and prior.crossing(0.01) == 190
     assert prior.curve[0] == (10.0, 1.0 / 11)  # iteration 0 dropped, as the service drops it
     assert prior_run({**run, "reached": False}).crossing(0.01) is None

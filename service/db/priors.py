@@ -5,8 +5,8 @@ shape past where this study's evidence ends, and how its loss wanders. ``ttc tra
 each run's curve in its timeline; a new study of the same workload and target metric hands the
 newest of those to its forecast (predictor.forecast), which weighs them like any ensemble
 member, by how well they predict what this study measured. A run to the same target also lends
-``ttc train``'s ETA its crossing, read along the run's path: its phases' batches, from the
-training result (predictor.prior_path).
+``ttc train``'s ETA its crossing, read along the run's path: its phases' batches and step sizes, from
+the training result (predictor.prior_path).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from predictor.prior_path import FinishedRun
+from predictor.step_clock import step_size
 from predictor.types import Config
 from service.db.models import Study, Training
 
@@ -54,10 +55,11 @@ def finished_runs(session: Session, spec: dict[str, Any], exclude: str | None = 
 def _finished(points: list[tuple[float, float]], timeline: dict[str, Any],
               result: dict[str, Any]) -> FinishedRun:
     """A finished training as a prior: its curve, and from its result its path (each phase's first
-    iteration and global batch) and where it reached its target (the timeline's)."""
-    batches, start = [], 0
+    iteration, global batch and step size) and where it reached its target (the timeline's)."""
+    phases, start = [], 0
     for phase in result.get("phases") or []:
-        batches.append((start, Config.from_dict(phase["config"]).global_batch))
+        config = Config.from_dict(phase["config"])
+        phases.append((start, config.global_batch, step_size(config)))
         start += int(phase["iterations"])
-    reached = int(result["iterations"]) if result.get("reached") and batches else None
-    return FinishedRun(points, tuple(batches), timeline.get("target"), reached)
+    reached = int(result["iterations"]) if result.get("reached") and phases else None
+    return FinishedRun(points, tuple(phases), timeline.get("target"), reached)

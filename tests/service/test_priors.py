@@ -37,7 +37,9 @@ def test_finished_runs_of_the_same_job_are_its_priors(database_url: str) -> None
         own = finished_runs(session, JOB, exclude=done)
     db.dispose()
     assert len(priors) == 1 and priors[0].curve[:2] == [(10.0, 0.5), (20.0, 1 / 3)]  # iteration 0 dropped
-    # its path, for the ETA (predictor.prior_path): each phase's first iteration and global batch
-    assert priors[0].batches == ((0, 32), (100, 64))
+    # its path, for the ETA (predictor.prior_path): each phase's first iteration, global batch and
+    # step size, lr / (1 − momentum)
+    step = 0.01 / (1 - 0.9)
+    assert priors[0].phases == ((0, 32, step), (100, 64, step))
     assert priors[0].crossing(0.1) == 190 and priors[0].crossing(0.05) is None
     assert own == ()  # a study is never its own prior
