@@ -475,6 +475,8 @@ def test_the_eta_starts_in_the_warm_up_with_a_finished_run_of_the_job_or_without
             again.tell(cluster.run(request, TARGET))
     assert plan_of(search.study, "first").priors == 0 and plan_of(again.study, "again").priors == 1
     rerun = TrainingPlanner(again.study)
+    target = plan_of(again.study, "again").target
+    assert target is not None and rerun.after_knee is target["after_knee"]  # which clock reads the prior
     warmup = [s for s in rerun.run if s.probe_key in again.study.warmup_eta]
     assert warmup and warmup[0].start_iteration == 0
     assert rerun.eta == [again.study.warmup_eta[s.probe_key] for s in warmup]
