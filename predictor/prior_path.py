@@ -28,10 +28,9 @@ deviations, each a random walk over the run (√2 × SEED_FLOOR, relative sd √
 seconds with R left), and the hardware's.
 
 Measured with another seed's run as the prior (benchmarks/eta_replay.py --prior;
-docs/results/forecasts.md): a few percent off where the two runs took one path (2.5% on fresh
-seeds 14–15), as far off as their paths are apart where ``ttc train`` moved the rate or the batch
-on one seed only; 15% over every set off the design, against 26% for the prior read as an ensemble
-member.
+docs/results/forecasts.md): 8% off over five fresh public seed pairs, a few percent where the two
+runs took one path (2.5% on seeds 14–15), as far off as their paths are apart where ``ttc train``
+moved the batch on one seed only, worst in the flat region (a held-out job, 58%).
 """
 
 from __future__ import annotations
