@@ -37,14 +37,14 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from predictor.forecast import SEED_FLOOR, Curve
 from predictor.lineages import merge
 from predictor.se_model import Z80
 from predictor.step_clock import step_size
-from predictor.types import ProbeResult
+from predictor.types import Config, ProbeResult
 
 STEPS_PARTED = 0.01  # the two clocks this far apart: the run's steps have left the prior's path
 Phase = tuple[int, int, float]  # a run's phase: its first iteration, global batch and SGD step
@@ -97,14 +97,21 @@ def progress_at(phases: Sequence[Phase], iteration: float, stepped: bool = False
     return seen
 
 
-def path_of(segments: Sequence[ProbeResult]) -> tuple[Phase, ...]:
-    """A lineage's phases (first iteration, global batch, step size), for progress_at."""
+def phases_of(starts: Iterable[tuple[int, Config]]) -> tuple[Phase, ...]:
+    """A run's phases from each stretch's first iteration and config: a stretch whose global batch
+    and step are the previous one's continues its phase (a change of allocation alone moves neither
+    clock)."""
     phases: list[Phase] = []
-    for segment in segments:
-        phase = (segment.start_iteration, segment.config.global_batch, step_size(segment.config))
+    for start, config in starts:
+        phase = (start, config.global_batch, step_size(config))
         if not phases or phases[-1][1:] != phase[1:]:
             phases.append(phase)
     return tuple(phases)
+
+
+def path_of(segments: Sequence[ProbeResult]) -> tuple[Phase, ...]:
+    """A lineage's phases (first iteration, global batch, step size), for progress_at."""
+    return phases_of((segment.start_iteration, segment.config) for segment in segments)
 
 
 def steps_left(prior: Sequence[Phase], crossing: float, here: Sequence[Phase], iteration: float) -> float:

@@ -16,8 +16,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from predictor.prior_path import FinishedRun
-from predictor.step_clock import step_size
+from predictor.prior_path import FinishedRun, phases_of
 from predictor.types import Config
 from service.db.models import Study, Training
 
@@ -56,10 +55,10 @@ def _finished(points: list[tuple[float, float]], timeline: dict[str, Any],
               result: dict[str, Any]) -> FinishedRun:
     """A finished training as a prior: its curve, and from its result its path (each phase's first
     iteration, global batch and step size) and where it reached its target (the timeline's)."""
-    phases, start = [], 0
+    starts, start = [], 0
     for phase in result.get("phases") or []:
-        config = Config.from_dict(phase["config"])
-        phases.append((start, config.global_batch, step_size(config)))
+        starts.append((start, Config.from_dict(phase["config"])))
         start += int(phase["iterations"])
+    phases = phases_of(starts)
     reached = int(result["iterations"]) if result.get("reached") and phases else None
-    return FinishedRun(points, tuple(phases), timeline.get("target"), reached)
+    return FinishedRun(points, phases, timeline.get("target"), reached)
