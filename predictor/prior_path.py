@@ -179,9 +179,10 @@ def prior_path_eta(priors: Sequence[FinishedRun], segments: Sequence[ProbeResult
             stepped = stepped or parted(prior.phases, crossing, segments)
     if not readings:
         return None
-    clock = 0 if warmup else 2 if after_knee and stepped and all(r[2] > 0 for r in readings) else 1
+    on_steps = not warmup and after_knee and stepped and all(r[2] > 0 for r in readings)
+    clock = 2 if on_steps else 0 if warmup else 1  # the reading the p50 is read on
     p50 = statistics.median(r[clock] for r in readings)
-    bounds = [value for r in readings for value in r[:max(clock, 1) + 1]]
+    bounds = [value for r in readings for value in (r if on_steps else r[:2])]  # the other clocks bound it
     elapsed = tip.end_seconds
     seed_sd = math.sqrt(2.0) * SEED_FLOOR * math.sqrt((elapsed + p50) / p50)
     widen = math.exp(Z80 * math.hypot(seed_sd, hardware_sd))
